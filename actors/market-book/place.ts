@@ -1,0 +1,202 @@
+// Placing an order: validation, the start-window delay, matching, and the events of the result;
+// and the release of delayed orders, placed one after another on a scratch copy of the book.
+import { feeOf, feeUnits, ONE, ONE_N, releaseOf, reservationOf } from './amounts.ts';
+import { evolveBook } from './evolve.ts';
+import { cloneBook } from './snapshot.ts';
+import { sweep, type Fill } from './sweep.ts';
+import {
+  BUY, NO, SELL, YES, type BookEvent, type BookState, type MakerFill, type Market, type OrderData, type OrderInput, type PlaceAccepted,
+  type PlaceOrder, type PlaceReply, type Rejection, type ReleaseReply, type TradeSummary,
+} from './types.ts';
+
+export interface Decided<R> { events: BookEvent[]; reply: R }
+
+export const reject = (error: Rejection['error'], message: string): Rejection => ({ error, message });
+
+
+/** Trade ids of one taker execution: the first as given (default `t-<order hash>`), then `<first>:1`. */
+export function tradeIdOf(given: string | null | undefined, hash: string, k: number): string {
+  const first = given ?? `t-${hash}`;
+  return k === 0 ? first : `${first}:${k}`;
+}
+
+/** The checks that need no book: market open, shape, tick, min size, expiry. */
+export function validateOrder(m: Market, o: OrderInput, now: number): Rejection | null {
+  if (m.status !== 'open') return reject('MARKET_CLOSED', `market ${m.conditionId} is ${m.status}`);
+  if (typeof o.hash !== 'string' || o.hash.length === 0) return reject('INVALID_ORDER', 'order hash missing');
+  if (typeof o.maker !== 'string' || o.maker.length === 0) return reject('INVALID_ORDER', 'maker missing');
+  if (o.tokenId !== m.yesTokenId && o.tokenId !== m.noTokenId) return reject('INVALID_ORDER', 'tokenId is not an outcome of this market');
+  if (o.side !== 'BUY' && o.side !== 'SELL') return reject('INVALID_ORDER', 'side must be BUY or SELL');
+  if (o.orderType !== 'GTC' && o.orderType !== 'GTD' && o.orderType !== 'FOK') return reject('INVALID_ORDER', 'orderType must be GTC, FOK or GTD');
+  if (typeof o.size !== 'bigint' || o.size <= 0n) return reject('INVALID_ORDER', 'size must be a positive integer of micro-units');
+  if (!Number.isInteger(o.feeRateBps) || o.feeRateBps < 0 || o.feeRateBps > 10_000) return reject('INVALID_ORDER', 'feeRateBps must be an integer in 0..10000');
+  if (!Number.isSafeInteger(o.expiration) || o.expiration < 0) return reject('INVALID_ORDER', 'expiration must be unix seconds or 0');
+  if (!Number.isInteger(o.price) || o.price % m.tick !== 0 || o.price < m.tick || o.price > ONE - m.tick) {
+    return reject('INVALID_TICK_SIZE', `price ${o.price / ONE} must be a multiple of the tick ${m.tick / ONE} within [tick, 1 - tick]`);
+  }
+  if (o.size < m.minSize) return reject('INVALID_MIN_SIZE', `size ${o.size} is below the market minimum ${m.minSize}`);
+  if (o.orderType === 'GTD' && o.expiration === 0) return reject('ORDER_EXPIRED', 'a GTD order needs an expiration in the future');
+  if (o.expiration !== 0 && o.expiration * 1000 <= now) return reject('ORDER_EXPIRED', 'the order has expired');
+  return null;
+}
+
+/** The start window: an order arriving in [startTime − delayMs, startTime) is held until startTime. */
+export function inStartWindow(m: Market, now: number): boolean {
+  return m.startTime !== null && m.delayMs > 0 && now >= m.startTime - m.delayMs && now < m.startTime;
+}
+
+const inputOf = (d: OrderData): OrderInput => ({
+  hash: d.hash, maker: d.owner, tokenId: d.tokenId, side: d.side, price: d.price, size: d.size, feeRateBps: d.feeRateBps,
+  expiration: d.expiration, orderType: d.orderType, createdAt: d.createdAt,
+});
+
+export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> {
+  const m = s.market;
+  if (!m) return { events: [], reply: reject('MARKET_NOT_FOUND', `no market ${s.key} on this book`) };
+  const o = cmd.order;
+  const bad = validateOrder(m, o, cmd.now);
+  if (bad) return { events: [], reply: bad };
+  if (s.orders.has(o.hash) || s.finished.has(o.hash) || (s.held.size > 0 && s.held.has(o.hash))) return { events: [], reply: reject('DUPLICATE_ORDER', `order ${o.hash} was placed before`) };
+  const d: OrderData = {
+    hash: o.hash, owner: o.maker, tokenId: o.tokenId, outcome: o.tokenId === m.yesTokenId ? 'YES' : 'NO', side: o.side, price: o.price,
+    size: o.size, sizeMatched: 0n, remaining: o.size, feeRateBps: o.feeRateBps, expiration: o.expiration, orderType: o.orderType,
+    createdAt: Number.isSafeInteger(o.createdAt) ? o.createdAt : cmd.now, seq: -1, delayed: false,
+  };
+  const bound = typeof cmd.distortionBound === 'number' ? cmd.distortionBound : null;
+  if (inStartWindow(m, cmd.now)) {
+    return {
+      events: [{
+        type: 'OrderDelayed', at: cmd.now, order: { ...d, delayed: true }, releaseAt: m.startTime!, mintMerge: cmd.mintMerge,
+        distortionBound: bound ?? Number.MAX_SAFE_INTEGER, tradeId: cmd.tradeId ?? null, reservation: reservationOf(d),
+      }],
+      reply: { status: 'delayed', orderID: d.hash, makingAmount: 0n, takingAmount: 0n, tradeIDs: [], warnings: [], sizeMatched: 0n, remaining: d.size, fee: 0n },
+    };
+  }
+  return match(s, m, d, cmd.now, cmd.mintMerge, bound, cmd.tradeId);
+}
+
+/**
+ * Matches an accepted order against the book. Events, in order: OrderPlaced (the order after its
+ * arrival fills: LIVE when a remainder rests, MATCHED when filled), then per trade TradeMatched and
+ * one OrderUpdated per maker leg; last, when the remainder may not rest because it would lie on a
+ * crossed book (only its own orders, or prices beyond the distortion bound, are left to cross),
+ * OrderCancelled with reason `would_cross`. `d` must be a fresh object: it becomes the event's order.
+ */
+export function match(s: BookState, m: Market, d: OrderData, now: number, mintMerge: boolean, bound: number | null, tradeId: string | null | undefined): Decided<PlaceReply> {
+  const side = d.side === 'BUY' ? BUY : SELL;
+  const sw = sweep(s, { asset: d.outcome === 'YES' ? YES : NO, side, price: d.price, size: d.size, ownerKey: d.owner.toLowerCase() }, mintMerge, bound);
+  const fills = sw.fills;
+  if (fills.length > 0 && d.feeRateBps < m.takerFeeBps) {
+    return { events: [], reply: reject('FEE_RATE_TOO_LOW', `an order marketable on arrival must carry feeRateBps >= ${m.takerFeeBps}`) };
+  }
+  if (d.orderType === 'FOK' && sw.rem > 0n) return { events: [], reply: reject('FOK_NOT_FILLED', 'the book cannot fill the whole order now') };
+  const rem = sw.rem;
+  const rests = rem > 0n && !sw.blocked;
+  const matched = d.size - rem;
+  const tradeEvents: BookEvent[] = [];
+  const tradeIDs: string[] = [];
+  let value = 0n;
+  let fee = 0n;
+  if (fills.length > 0) {
+    // One trade per match type: a sweep that meets both kinds of liquidity gives two trades, the
+    // COMPLEMENTARY legs in one and the MINT (or MERGE) legs in the other, each in fill order.
+    const first = fills[0].crossAsset;
+    let mixed = false;
+    for (const f of fills) if (f.crossAsset !== first) { mixed = true; break; }
+    const groups = mixed ? [fills.filter((f) => f.crossAsset === first), fills.filter((f) => f.crossAsset !== first)] : [fills];
+    for (let k = 0; k < groups.length; k++) {
+      const g = groups[k];
+      const t = tradeOf(tradeIdOf(tradeId, d.hash, k), m, d, g, now);
+      tradeIDs.push(t.id);
+      value += t.notional;
+      fee += t.fee;
+      tradeEvents.push({ type: 'TradeMatched', at: now, trade: t });
+      for (const f of g) {
+        const mk = f.maker;
+        const left = mk.remaining - f.qty;
+        tradeEvents.push({
+          type: 'OrderUpdated', at: now, orderId: mk.hash, owner: mk.owner, assetId: mk.tokenId, side: mk.side, price: mk.price, matched: f.qty,
+          sizeMatched: mk.sizeMatched + f.qty, remaining: left, status: left === 0n ? 'MATCHED' : 'LIVE', tradeId: t.id, release: releaseOf(mk, mk.remaining, left),
+        });
+      }
+    }
+  }
+  d.sizeMatched = matched;
+  d.remaining = rem;
+  d.seq = s.nextSeq;
+  const events: BookEvent[] = [{
+    type: 'OrderPlaced', at: now, order: d, status: rem === 0n ? 'MATCHED' : 'LIVE', reservation: reservationOf(d),
+    release: releaseOf(d, d.size, rem), tradeIds: tradeIDs,
+  }];
+  for (const e of tradeEvents) events.push(e);
+  if (rem > 0n && !rests) {
+    events.push({
+      type: 'OrderCancelled', at: now, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: matched,
+      remaining: rem, held: false, release: releaseOf(d, rem, 0n), reason: 'would_cross',
+    });
+  }
+  const reply: PlaceAccepted = {
+    status: fills.length > 0 ? 'matched' : rests ? 'live' : 'unmatched',
+    orderID: d.hash,
+    makingAmount: side === BUY ? value : matched,
+    takingAmount: side === BUY ? matched : value,
+    tradeIDs,
+    warnings: [],
+    sizeMatched: matched,
+    remaining: rests ? rem : 0n,
+    fee,
+  };
+  return { events, reply };
+}
+
+function tradeOf(id: string, m: Market, d: OrderData, g: Fill[], now: number): TradeSummary {
+  let size = 0n;
+  let value = 0n;
+  let units = 0n;
+  const legs: MakerFill[] = new Array(g.length);
+  for (let i = 0; i < g.length; i++) {
+    const f = g[i];
+    const mk = f.maker;
+    size += f.qty;
+    value += f.qty * BigInt(f.eff);
+    units += feeUnits(d.feeRateBps, f.eff, f.qty);
+    legs[i] = {
+      order_id: mk.hash, owner: mk.owner, maker_address: mk.owner, matched_amount: f.qty, price: mk.price, fee_rate_bps: mk.feeRateBps,
+      asset_id: mk.tokenId, outcome: mk.outcome, side: mk.side,
+    };
+  }
+  return {
+    id, taker_order_id: d.hash, market: m.conditionId, asset_id: d.tokenId, side: d.side, size, price: g[g.length - 1].eff,
+    notional: value / ONE_N, fee_rate_bps: d.feeRateBps, fee: feeOf(units), status: 'MATCHED',
+    match_type: !g[0].crossAsset ? 'COMPLEMENTARY' : d.side === 'BUY' ? 'MINT' : 'MERGE',
+    match_time: now, last_update: now, owner: d.owner, maker_address: d.owner, trader_side: 'TAKER', transaction_hash: '', outcome: d.outcome,
+    maker_orders: legs,
+  };
+}
+
+/** Places the held orders due at `now` in arrival order, each seeing the book the previous one left.
+ *  One that fails a check now (market closed, expired, FOK not filled, fee too low) is ejected. */
+export function decideRelease(s: BookState, now: number): Decided<ReleaseReply> {
+  const due = [];
+  for (const h of s.held.values()) if (h.releaseAt <= now) due.push(h);
+  if (due.length === 0 || !s.market) return { events: [], reply: { released: [], replies: {} } };
+  const scratch = cloneBook(s);
+  const events: BookEvent[] = [];
+  const reply: ReleaseReply = { released: [], replies: Object.create(null) };
+  for (const h of due) {
+    const m = scratch.market!;
+    const d: OrderData = { ...h.order };
+    const bad = validateOrder(m, inputOf(d), now);
+    const r: Decided<PlaceReply> = bad ? { events: [], reply: bad } : match(scratch, m, d, now, h.mintMerge, h.distortionBound, h.tradeId);
+    const out: BookEvent[] = 'error' in r.reply
+      ? [{
+        type: 'OrderEjected', at: now, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: 0n,
+        remaining: d.size, held: true, release: { owner: d.owner, ...reservationOf(d) }, reason: 'release_rejected', code: r.reply.error,
+      }]
+      : r.events;
+    reply.released.push(d.hash);
+    reply.replies[d.hash] = r.reply;
+    for (const e of out) { events.push(e); evolveBook(scratch, e); }
+  }
+  return { events, reply };
+}

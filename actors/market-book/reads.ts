@@ -1,0 +1,80 @@
+// Pure reads the runtime runs on an actor's state (book-only routes, /v1/markets best bid/ask).
+// They return fresh objects, never references into the state.
+import { dataOf, ownerOrders, type Live } from './removals.ts';
+import { BUY, NO, SELL, YES, type BookState, type LastTrade, type Level, type OrderType, type Side } from './types.ts';
+
+/** A book-form order (contracts/clob.md, Reads), amounts in micro-units, price in micro. */
+export interface OrderView {
+  orderHash: string;
+  maker: string;
+  market: string;
+  assetId: string;
+  side: Side;
+  price: number;
+  originalSize: bigint;
+  remainingSize: bigint;
+  sizeMatched: bigint;
+  feeRateBps: number;
+  orderType: OrderType;
+  expiration: number;
+  createdAt: number;
+  status: 'LIVE' | 'DELAYED';
+}
+
+function viewOf(s: BookState, l: Live): OrderView {
+  const d = dataOf(l);
+  return {
+    orderHash: d.hash, maker: d.owner, market: s.key, assetId: d.tokenId, side: d.side, price: d.price, originalSize: d.size,
+    remainingSize: d.remaining, sizeMatched: d.sizeMatched, feeRateBps: d.feeRateBps, orderType: d.orderType,
+    expiration: d.expiration, createdAt: d.createdAt, status: l.held ? 'DELAYED' : 'LIVE',
+  };
+}
+
+/** An owner's live orders (resting in booking order, then delayed ones), owner compared case-insensitively. */
+export function ordersOf(s: BookState, owner: string, opts: { assetId?: string } = {}): OrderView[] {
+  return ownerOrders(s, owner.toLowerCase(), opts.assetId).map((x) => viewOf(s, x));
+}
+
+/** A live (resting or delayed) order; null once it is filled, cancelled, ejected or invalidated. */
+export function getOrder(s: BookState, hash: string): OrderView | null {
+  const o = s.orders.get(hash);
+  if (o) return viewOf(s, { held: false, o });
+  const h = s.held.get(hash);
+  return h ? viewOf(s, { held: true, h }) : null;
+}
+
+export interface Quote { price: number; size: bigint }
+
+function levelSize(level: Level | undefined): bigint {
+  let n = 0n;
+  if (level) for (let i = level.head; i < level.q.length; i++) if (level.q[i].booked) n += level.q[i].remaining;
+  return n;
+}
+
+/**
+ * Best bid and ask of an outcome asset. With `mintMerge` the other asset's book counts too, at
+ * 1 − its price (a NO bid at q is a YES ask at 1 − q), as the matching engine sees it.
+ */
+export function bestBidAsk(s: BookState, assetId: string, opts: { mintMerge?: boolean } = {}): { bid: Quote | null; ask: Quote | null } {
+  const m = s.market;
+  if (!m || (assetId !== m.yesTokenId && assetId !== m.noTokenId)) return { bid: null, ask: null };
+  const a = assetId === m.yesTokenId ? YES : NO;
+  const o = 1 - a;
+  const { L, gran, ladders, best } = s;
+  let bid = best[a * 2 + BUY];
+  let ask = best[a * 2 + SELL];
+  if (opts.mintMerge) {
+    bid = Math.max(bid, L - best[o * 2 + SELL]);
+    ask = Math.min(ask, L - best[o * 2 + BUY]);
+  }
+  const side = (k: number, own: Level[], comp: Level[]): Quote | null => {
+    if (k < 1 || k > L - 1) return null;
+    const size = levelSize(own[k]) + (opts.mintMerge ? levelSize(comp[L - k]) : 0n);
+    return { price: k * gran, size };
+  };
+  return { bid: side(bid, ladders[a * 2 + BUY], ladders[o * 2 + SELL]), ask: side(ask, ladders[a * 2 + SELL], ladders[o * 2 + BUY]) };
+}
+
+export function lastTrade(s: BookState): LastTrade | null {
+  return s.lastTrade ? { ...s.lastTrade } : null;
+}

@@ -1,0 +1,78 @@
+// Snapshots: the state as plain JSON (bigint → decimal string) and back. A snapshot holds the logical
+// content only (market, resting orders in booking order, held orders in arrival order, the
+// finished-order memory, the last trade); ladders, best indexes and the owner index are rebuilt.
+import { ONE } from './amounts.ts';
+import { book, emptyBest, emptyLadders } from './ladder.ts';
+import { initialBook, toBookOrder } from './evolve.ts';
+import { finishedList, remember } from './finished.ts';
+import { addOwner } from './owners.ts';
+import type { BookState, Finish, Market, OrderData } from './types.ts';
+
+type Str<T> = { [K in keyof T]: T[K] extends bigint ? string : T[K] };
+
+export interface BookSnapshot {
+  v: 1;
+  key: string;
+  market: Str<Market> | null;
+  gran: number;
+  nextSeq: number;
+  orders: Array<{ order: Str<OrderData>; bookedAt: number }>;
+  held: Array<{ order: Str<OrderData>; releaseAt: number; mintMerge: boolean; distortionBound: number; tradeId: string | null }>;
+  finished: Array<[hash: string, owner: string, how: Finish]>;
+  lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
+}
+
+const dataOut = (d: OrderData): Str<OrderData> => ({
+  hash: d.hash, owner: d.owner, tokenId: d.tokenId, outcome: d.outcome, side: d.side, price: d.price, size: d.size.toString(),
+  sizeMatched: d.sizeMatched.toString(), remaining: d.remaining.toString(), feeRateBps: d.feeRateBps, expiration: d.expiration,
+  orderType: d.orderType, createdAt: d.createdAt, seq: d.seq, delayed: d.delayed,
+});
+
+const dataIn = (d: Str<OrderData>): OrderData => ({ ...d, size: BigInt(d.size), sizeMatched: BigInt(d.sizeMatched), remaining: BigInt(d.remaining) });
+
+export function toSnapshot(s: BookState): BookSnapshot {
+  const orders: BookSnapshot['orders'] = [];
+  for (const o of s.orders.values()) if (o.booked) orders.push({ order: dataOut(o), bookedAt: o.bookedAt });
+  return {
+    v: 1,
+    key: s.key,
+    market: s.market ? { ...s.market, minSize: s.market.minSize.toString() } : null,
+    gran: s.gran,
+    nextSeq: s.nextSeq,
+    orders,
+    held: [...s.held.values()].map((h) => ({ order: dataOut(h.order), releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, tradeId: h.tradeId })),
+    finished: finishedList(s),
+    lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
+  };
+}
+
+export function fromSnapshot(json: unknown): BookState {
+  const j = json as BookSnapshot;
+  if (!j || j.v !== 1) throw new Error('not a MarketBook snapshot (v1)');
+  const s = initialBook(j.key);
+  s.market = j.market ? { ...j.market, minSize: BigInt(j.market.minSize) } : null;
+  s.gran = j.gran;
+  s.L = ONE / j.gran;
+  s.ladders = emptyLadders(s.L);
+  s.best = emptyBest(s.L);
+  s.nextSeq = j.nextSeq;
+  for (const x of j.orders) {
+    const o = toBookOrder(dataIn(x.order), x.bookedAt);
+    s.orders.set(o.hash, o);
+    addOwner(s, o.ownerKey, o.hash);
+    book(s, o);
+  }
+  for (const h of j.held) {
+    const order = dataIn(h.order);
+    s.held.set(order.hash, { order, releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, tradeId: h.tradeId });
+    addOwner(s, order.owner.toLowerCase(), order.hash);
+  }
+  for (const [hash, owner, how] of j.finished) remember(s, hash, owner, how);
+  s.lastTrade = j.lastTrade ? { ...j.lastTrade, size: BigInt(j.lastTrade.size) } : null;
+  return s;
+}
+
+/** A deep, independent copy (for a decision that must try several steps on a scratch state). */
+export function cloneBook(s: BookState): BookState {
+  return fromSnapshot(toSnapshot(s));
+}

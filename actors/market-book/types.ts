@@ -1,0 +1,297 @@
+// The MarketBook vocabulary: market config, commands, events, replies and the in-memory state.
+// Amounts (sizes, collateral, fees) are bigint micro-units; prices are integer micro-units of
+// collateral per 1 unit of token (0 < price < 1_000_000); times are ms since the epoch except
+// `expiration`, which is unix seconds as in the signed order.
+
+export type Side = 'BUY' | 'SELL';
+export type OrderType = 'GTC' | 'FOK' | 'GTD';
+export type Outcome = 'YES' | 'NO';
+export type MatchType = 'COMPLEMENTARY' | 'MINT' | 'MERGE';
+export type MarketStatus = 'open' | 'closed' | 'resolved';
+
+export const MICRO = 1_000_000;
+
+export type RejectCode =
+  | 'INVALID_ORDER' | 'INVALID_TICK_SIZE' | 'INVALID_MIN_SIZE' | 'FEE_RATE_TOO_LOW' | 'FOK_NOT_FILLED'
+  | 'ORDER_EXPIRED' | 'MARKET_CLOSED' | 'MARKET_NOT_FOUND' | 'DUPLICATE_ORDER';
+
+/** The market as the catalog sends it (tick_size and min_size are decimal token units). */
+export interface MarketInput {
+  condition_id: string;
+  yes_token_id: string;
+  no_token_id: string;
+  tick_size?: string | number;
+  min_size?: string | number;
+  taker_fee_bps?: number;
+  /** ISO 8601, ms since the epoch, or null. */
+  start_time?: string | number | null;
+  delay_ms?: number;
+  status?: MarketStatus;
+}
+
+/** The market as the book keeps it. */
+export interface Market {
+  conditionId: string;
+  yesTokenId: string;
+  noTokenId: string;
+  /** Tick in price micro-units (0.01 → 10_000). */
+  tick: number;
+  /** Minimum order size in token micro-units. */
+  minSize: bigint;
+  takerFeeBps: number;
+  /** ms since the epoch, or null when the market has no start. */
+  startTime: number | null;
+  delayMs: number;
+  status: MarketStatus;
+}
+
+/** An order as it reaches the book (signature and hash checked at the edge: src/clob/signed-order.ts).
+ *  A BUY's signed makerAmount is price × size / 1e6 exactly (the edge accepts exact prices only). */
+export interface OrderInput {
+  hash: string;
+  maker: string;
+  tokenId: string;
+  side: Side;
+  price: number;
+  size: bigint;
+  feeRateBps: number;
+  /** unix seconds, 0 = none */
+  expiration: number;
+  orderType: OrderType;
+  /** ms */
+  createdAt: number;
+}
+
+// ---- commands ------------------------------------------------------------------------------
+
+export interface ConfigureMarket { type: 'ConfigureMarket'; market: MarketInput; now?: number }
+export interface PlaceOrder {
+  type: 'PlaceOrder';
+  order: OrderInput;
+  now: number;
+  mintMerge: boolean;
+  /** Price micro-units, e.g. 0.02 → 20_000 (from the first price the taker can trade at). */
+  distortionBound: number;
+  /** Id of the first trade this execution produces (default `t-<order hash>`); a second gets `:1`. */
+  tradeId?: string;
+}
+export interface CancelOrders { type: 'CancelOrders'; owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number }
+export interface InvalidateOrders { type: 'InvalidateOrders'; orderIds: string[]; reason: string; tradeId: string; now?: number }
+export interface Expire { type: 'Expire'; now: number }
+export interface StartGame { type: 'StartGame'; now: number }
+export interface ReleaseDelayed { type: 'ReleaseDelayed'; now: number }
+
+export type BookCommand = ConfigureMarket | PlaceOrder | CancelOrders | InvalidateOrders | Expire | StartGame | ReleaseDelayed;
+
+// ---- events ----------------------------------------------------------------------------------
+
+/** Reservation an order holds: BUY holds collateral, SELL holds its tokens. */
+export interface Reservation { asset: 'collateral' | string; amount: bigint }
+/** Reservation freed by an event (fill, cancel, ejection, invalidation). */
+export interface Release { owner: string; asset: 'collateral' | string; amount: bigint }
+
+/** A plain copy of an order (no links): what events carry and snapshots store. */
+export interface OrderData {
+  hash: string;
+  owner: string;
+  tokenId: string;
+  outcome: Outcome;
+  side: Side;
+  price: number;
+  size: bigint;
+  sizeMatched: bigint;
+  remaining: bigint;
+  feeRateBps: number;
+  expiration: number;
+  orderType: OrderType;
+  createdAt: number;
+  seq: number;
+  /** The order was held (status delayed) before it reached the book. */
+  delayed: boolean;
+}
+
+export interface MakerFill {
+  order_id: string;
+  owner: string;
+  maker_address: string;
+  matched_amount: bigint;
+  /** The maker's own price in its own asset. */
+  price: number;
+  fee_rate_bps: number;
+  asset_id: string;
+  outcome: Outcome;
+  side: Side;
+}
+
+export interface TradeSummary {
+  id: string;
+  taker_order_id: string;
+  market: string;
+  asset_id: string;
+  side: Side;
+  /** Tokens of the taker's asset matched in this trade. */
+  size: bigint;
+  /** Price of the last (worst) fill, in the taker's asset. */
+  price: number;
+  /** Collateral value of the fills in the taker's asset: floor(Σ price × matched / 1e6). */
+  notional: bigint;
+  fee_rate_bps: number;
+  /** Taker fee in collateral micro-units: floor(rate × Σ min(p, 1−p) × matched / 1e10). */
+  fee: bigint;
+  status: 'MATCHED';
+  match_type: MatchType;
+  /** ms */
+  match_time: number;
+  last_update: number;
+  owner: string;
+  maker_address: string;
+  trader_side: 'TAKER';
+  transaction_hash: string;
+  outcome: Outcome;
+  maker_orders: MakerFill[];
+}
+
+/** The fields every event that takes an order off the book (or out of the hold) carries. */
+export interface OrderGone {
+  at: number;
+  orderId: string;
+  owner: string;
+  assetId: string;
+  side: Side;
+  price: number;
+  sizeMatched: bigint;
+  remaining: bigint;
+  /** The order was still held (delayed), not on the book. */
+  held: boolean;
+  release: Release;
+}
+
+export type BookEvent =
+  | { type: 'MarketConfigured'; at: number; market: Market }
+  | {
+    type: 'OrderPlaced'; at: number; order: OrderData;
+    /** LIVE: rests with `remaining`; MATCHED: filled on arrival, never rests. A LIVE remainder that
+     *  would rest on a crossed book is followed, in the same decision, by OrderCancelled `would_cross`. */
+    status: 'LIVE' | 'MATCHED';
+    reservation: Reservation;
+    /** Reservation consumed by the fills at arrival. */
+    release: Release;
+    tradeIds: string[];
+  }
+  | {
+    type: 'OrderDelayed'; at: number; order: OrderData; releaseAt: number; mintMerge: boolean; distortionBound: number;
+    tradeId: string | null; reservation: Reservation;
+  }
+  | {
+    type: 'OrderUpdated'; at: number; orderId: string; owner: string; assetId: string; side: Side; price: number;
+    /** Matched by this trade. */
+    matched: bigint;
+    sizeMatched: bigint;
+    remaining: bigint;
+    status: 'LIVE' | 'MATCHED';
+    tradeId: string;
+    release: Release;
+  }
+  | { type: 'TradeMatched'; at: number; trade: TradeSummary }
+  /** reason: 'user', or 'would_cross' (a remainder that may not rest, see OrderPlaced). */
+  | (OrderGone & { type: 'OrderCancelled'; reason: string })
+  /** release_rejected: a delayed order that failed a check when released (`code` says which). */
+  | (OrderGone & { type: 'OrderEjected'; reason: 'expired' | 'game_start' | 'release_rejected'; code?: string })
+  | (OrderGone & { type: 'OrderInvalidated'; reason: string; tradeId: string });
+
+// ---- replies ---------------------------------------------------------------------------------
+
+export interface Rejection { error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND'; message: string }
+
+export interface PlaceAccepted {
+  status: 'live' | 'matched' | 'delayed' | 'unmatched';
+  orderID: string;
+  /** What the taker gave in fills on arrival: collateral for BUY, tokens for SELL. */
+  makingAmount: bigint;
+  /** What the taker got in fills on arrival: tokens for BUY, collateral for SELL. */
+  takingAmount: bigint;
+  tradeIDs: string[];
+  warnings: string[];
+  sizeMatched: bigint;
+  /** What rests on the book now (0 when nothing rests). */
+  remaining: bigint;
+  /** Taker fee of the arrival fills. */
+  fee: bigint;
+}
+export type PlaceReply = PlaceAccepted | Rejection;
+
+export type CancelReason = 'order not found' | 'already filled' | 'already cancelled' | 'not yours';
+/** not_canceled (and ReleaseReply.replies) are null-prototype objects keyed by order hash. */
+export interface CancelReply { canceled: string[]; not_canceled: Record<string, CancelReason> }
+export interface InvalidateReply { invalidated: string[]; not_found: string[] }
+export interface EjectReply { ejected: string[] }
+export interface ReleaseReply { released: string[]; replies: Record<string, PlaceReply> }
+export type ConfigureReply = { ok: true; market: Market } | Rejection;
+
+export type BookReply = PlaceReply | CancelReply | InvalidateReply | EjectReply | ReleaseReply | ConfigureReply | Rejection;
+
+// ---- state -----------------------------------------------------------------------------------
+
+export const BUY = 0;
+export const SELL = 1;
+export const YES = 0;
+export const NO = 1;
+
+/** A live order: its ledger data plus the book's bookkeeping. */
+export interface BookOrder extends OrderData {
+  /** owner.toLowerCase(): self-trade and ownership checks are case-insensitive. */
+  ownerKey: string;
+  /** asset index: YES = 0, NO = 1 */
+  a: number;
+  /** side index: BUY = 0, SELL = 1 */
+  s: number;
+  /** When it entered the book (ms); StartGame ejects what entered before the start. */
+  bookedAt: number;
+  /** In a ladder queue. A queue entry whose order is no longer booked is dead and skipped. */
+  booked: boolean;
+}
+
+/** One price level: a FIFO queue (array + head index); dead entries are skipped, then compacted. */
+export interface Level { q: BookOrder[]; head: number; live: number }
+
+export interface HeldOrder {
+  order: OrderData;
+  releaseAt: number;
+  mintMerge: boolean;
+  distortionBound: number;
+  tradeId: string | null;
+}
+
+export type Finish = 'filled' | 'cancelled' | 'ejected' | 'invalidated';
+
+export interface LastTrade { asset_id: string; side: Side; price: number; size: bigint; match_time: number }
+
+/**
+ * The MarketBook actor's state. Not plain JSON (Maps, an object graph): snapshots go through
+ * toSnapshot/fromSnapshot. evolve mutates it in place and returns the same object (the runtime owns
+ * it); decide and the reads never write it.
+ */
+export interface BookState {
+  key: string;
+  market: Market | null;
+  /** Level granularity in price micro-units: the tick, or the gcd of the ticks seen while orders rested. */
+  gran: number;
+  /** 1_000_000 / gran: a ladder has L + 1 levels; valid price indexes are 1..L-1. */
+  L: number;
+  /** ladders[asset * 2 + side], levels indexed by price / gran. */
+  ladders: Level[][];
+  /** best[asset * 2 + side]: the highest bid index (-1 when none), the lowest ask index (L + 1 when none). */
+  best: number[];
+  /** Live orders on the book (and, inside one command's events, the taker being placed). */
+  orders: Map<string, BookOrder>;
+  /** Delayed orders, in arrival order. */
+  held: Map<string, HeldOrder>;
+  /** ownerKey → hashes of its live and held orders. */
+  byOwner: Map<string, string | Set<string>>;
+  /** Recently finished orders (finished.ts): hash → how, and the ring that bounds them. */
+  finished: Map<string, { owner: string; how: Finish; slot: number }>;
+  finishedRing: string[];
+  finishedPos: number;
+  nextSeq: number;
+  lastTrade: LastTrade | null;
+}

@@ -1,0 +1,49 @@
+// Benchmark (not a test): webhook → queryable parlay, events/s, on PostgreSQL.
+// Usage: npx tsx bench/parlay-ingest.ts [events=20000] [txPerDelivery=250] [concurrency=8]
+//   KAFKA_BROKERS=127.0.0.1:19092 to go through the real broker instead of the in-process bus.
+import { Keypair } from '@solana/web3.js';
+import pino from 'pino';
+import { loadConfig } from '../src/config.ts';
+import { startNode } from '../src/node.ts';
+import { freshDatabase } from '../test/helpers/db.ts';
+import { parlayCreated, rawTx } from '../test/helpers/events.ts';
+
+const [events = 20_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
+const db = await freshDatabase('bench');
+const cfg = loadConfig({
+  APP_ENV: 'development', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, PLATFORM_JWT_SECRET: 's',
+  PARLAY_WEBHOOK_AUTH_SECRET: 'w', TOPIC_PREFIX: `b${Date.now()}.`, TOPIC_PARTITIONS: '12', NODE_ID: 'bench',
+  LOCAL_CHAIN: '0', KAFKA_BROKERS: process.env.KAFKA_BROKERS, LOG_LEVEL: 'warn',
+});
+const node = await startNode(cfg, { log: pino({ level: 'warn' }), chain: null });
+const users = Array.from({ length: 500 }, () => Keypair.generate().publicKey);
+const deliveries: string[] = [];
+for (let i = 0; i < events; i += perDelivery) {
+  const txs = [];
+  for (let j = i; j < Math.min(events, i + perDelivery); j++) txs.push(rawTx(`sig-${j}`, 10_000 + j, [parlayCreated(j + 1, users[j % users.length], 10_000 + j)]));
+  deliveries.push(JSON.stringify(txs));
+}
+const started = performance.now();
+let next = 0;
+const latencies: number[] = [];
+await Promise.all(Array.from({ length: concurrency }, async () => {
+  while (next < deliveries.length) {
+    const body = deliveries[next++];
+    const t0 = performance.now();
+    const r = await fetch(`${node.url}/api/parlays/webhooks/indexer/`, { method: 'POST', headers: { authorization: 'w', 'content-type': 'application/json' }, body });
+    if (r.status !== 200) throw new Error(`delivery failed ${r.status} ${await r.text()}`);
+    await r.arrayBuffer();
+    latencies.push(performance.now() - t0);
+  }
+}));
+const em = node.orm.em.fork() as any;
+const [{ n }] = await em.execute('select count(*)::int as n from parlays');
+const secs = (performance.now() - started) / 1000;
+latencies.sort((a, b) => a - b);
+const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1);
+console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s)', cfg.kafkaBrokers ? 'kafka' : 'in-process');
+console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99) }]);
+console.log((globalThis as any).__T);
+await node.close();
+await db.drop();
+process.exit(n === events ? 0 : 1);

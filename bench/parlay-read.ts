@@ -1,0 +1,54 @@
+// Benchmark (not a test): GET /api/parlays/user/ latency at a fixed request rate with 1M parlays
+// stored in PostgreSQL. The service runs as its own process (`src/main.ts`); autocannon drives it.
+// Usage: npx tsx bench/parlay-read.ts [parlays=1000000] [rate=2000] [seconds=20] [wallets=100000]
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+import jwt from 'jsonwebtoken';
+import pg from 'pg';
+import { freshDatabase } from '../test/helpers/db.ts';
+
+const [parlays = 1_000_000, rate = 2000, seconds = 20, wallets = 100_000] = process.argv.slice(2).map(Number);
+const db = await freshDatabase('benchread');
+const port = 18000 + Math.floor(Math.random() * 1000);
+const secret = 'bench-secret';
+const svc = spawn(process.execPath, [...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {
+  env: { ...process.env, APP_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, PLATFORM_JWT_SECRET: secret, LOCAL_CHAIN: '0', LOG_LEVEL: 'warn', NODE_ID: 'bench-read' },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const base = `http://127.0.0.1:${port}`;
+for (let i = 0; ; i++) {
+  try { if ((await fetch(`${base}/healthz`)).ok) break; } catch { /* starting */ }
+  if (i > 300) throw new Error('service did not start');
+  await new Promise((r) => setTimeout(r, 200));
+}
+const client = new pg.Client({ connectionString: db.url });
+await client.connect();
+const t0 = performance.now();
+// Wallet names are stand-ins for base58 addresses of the same length.
+await client.query(`insert into parlays (parlay_id, id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
+    legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at)
+  select g, md5(g::text)::uuid, 'Wallet' || lpad((g % $2)::text, 38, 'x'), 10000000, 250000000000, 39200000, 0,
+    (array['active','won','lost','claimed'])[1 + g % 4], 2, 0, 0, 0, 'sig' || g, '', now() - (g || ' seconds')::interval
+  from generate_series(1, $1::int) g`, [parlays, wallets]);
+await client.query(`insert into parlay_legs (parlay_id, leg_index, on_chain_market_id, market_address, selected_outcome, probability_at_entry, status)
+  select g, i, 100 + (g + i) % 500, 'Market' || ((g + i) % 500), case when i = 0 then 'YES' else 'NO' end, 500000, 'pending'
+  from generate_series(1, $1::int) g, generate_series(0, 1) i`, [parlays]);
+await client.query('analyze');
+const loadSecs = (performance.now() - t0) / 1000;
+await client.end();
+
+const tokens = Array.from({ length: 2000 }, (_, i) => jwt.sign({ sub: `u${i}`, wallet: 'wallet' + String((i * 7919) % wallets).padStart(38, 'x') }, secret, { algorithm: 'HS256', expiresIn: 3600 }));
+let n = 0;
+const result = await autocannon({
+  url: base, connections: 50, overallRate: rate, duration: seconds, pipelining: 1,
+  requests: [{ method: 'GET', path: '/api/parlays/user/', setupRequest: (req: any) => ({ ...req, headers: { authorization: `Bearer ${tokens[n++ % tokens.length]}` } }) }],
+});
+const sample = await fetch(`${base}/api/parlays/user/`, { headers: { authorization: `Bearer ${tokens[1]}` } }).then((r) => r.json());
+console.log(`\nGET /api/parlays/user/ with ${parlays.toLocaleString()} parlays (${(parlays * 2).toLocaleString()} legs) over ${wallets.toLocaleString()} wallets; load ${loadSecs.toFixed(1)} s`);
+console.table([{
+  'target rps': rate, 'achieved rps': Math.round(result.requests.average), requests: result.requests.total, errors: result.errors, non2xx: result.non2xx,
+  'p50 ms': result.latency.p50, 'p90 ms': result.latency.p90, 'p99 ms': result.latency.p99, 'max ms': result.latency.max, 'parlays/response': sample.data.length,
+}]);
+svc.kill('SIGTERM');
+await new Promise((r) => svc.on('exit', r));
+await db.drop();

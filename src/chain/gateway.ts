@@ -1,0 +1,100 @@
+// The service's access to the chain, through @solana/web3.js at SOLANA_RPC_URL.
+import { ComputeBudgetProgram, Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { getAssociatedTokenAddressSync, unpackAccount } from '@solana/spl-token';
+import type { RawTransaction } from '../parlay/webhook-schema.ts';
+
+export interface TokenHolding {
+  /** the wallet's associated token account */
+  account: string;
+  amount: bigint;
+  /** the standing allowance: who may move how much out of the account */
+  delegate: string | null;
+  delegatedAmount: bigint;
+  slot: number;
+}
+
+export interface ChainGateway {
+  vaultBalance(address: string): Promise<{ amount: string; slot: number }>;
+  /** The wallet's holding of a mint (its associated token account); zero when it has none. */
+  holding(owner: string, mint: string): Promise<TokenHolding>;
+  voidParlay(a: { parlayId: string; user: string; collateralMint: string }): Promise<{ signature: string; transaction: RawTransaction }>;
+  ping(): Promise<void>;
+}
+
+export class ChainError extends Error {
+  constructor(message: string, readonly custom?: number, readonly logs: string[] = []) {
+    super(message);
+  }
+}
+
+export function parseKeypair(text: string): Keypair {
+  const arr = JSON.parse(text);
+  return Keypair.fromSecretKey(Uint8Array.from(arr));
+}
+
+export class Web3Gateway implements ChainGateway {
+  readonly connection: Connection;
+
+  constructor(rpcUrl: string, private authority: Keypair | null) {
+    this.connection = new Connection(rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+  }
+
+  async ping(): Promise<void> {
+    await this.connection.getSlot();
+  }
+
+  async holding(owner: string, mint: string): Promise<TokenHolding> {
+    const ata = getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(owner), true);
+    const res = await this.connection.getAccountInfoAndContext(ata, 'confirmed');
+    if (!res.value) return { account: ata.toBase58(), amount: 0n, delegate: null, delegatedAmount: 0n, slot: res.context.slot };
+    const acc = unpackAccount(ata, res.value);
+    return { account: ata.toBase58(), amount: acc.amount, delegate: acc.delegate?.toBase58() ?? null, delegatedAmount: acc.delegatedAmount, slot: res.context.slot };
+  }
+
+  async vaultBalance(address: string) {
+    const res = await this.connection.getTokenAccountBalance(new PublicKey(address), 'confirmed');
+    return { amount: res.value.amount, slot: res.context.slot };
+  }
+
+  async voidParlay(a: { parlayId: string; user: string; collateralMint: string }) {
+    if (!this.authority) throw new ChainError('PARLAY_AUTHORITY_KEYPAIR is not configured');
+    const userToken = getAssociatedTokenAddressSync(new PublicKey(a.collateralMint), new PublicKey(a.user), true);
+    const { voidParlayInstruction } = await import('./program.ts');
+    const ix = voidParlayInstruction({ authority: this.authority.publicKey, userToken, parlayId: BigInt(a.parlayId) });
+    const { blockhash, lastValidBlockHeight } = await this.connection.getLatestBlockhash('confirmed');
+    const tx = new Transaction({ feePayer: this.authority.publicKey, blockhash, lastValidBlockHeight })
+      .add(ComputeBudgetProgram.setComputeUnitLimit({ units: 200_000 }), ix);
+    tx.sign(this.authority);
+    let signature: string;
+    try {
+      signature = await this.connection.sendRawTransaction(tx.serialize(), { skipPreflight: false, preflightCommitment: 'confirmed' });
+    } catch (e: any) {
+      throw chainError(e);
+    }
+    const conf = await this.connection.confirmTransaction({ signature, blockhash, lastValidBlockHeight }, 'confirmed');
+    if (conf.value.err) throw new ChainError(`void_parlay failed: ${JSON.stringify(conf.value.err)}`, customOf(conf.value.err));
+    const got = await this.connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    if (!got) throw new ChainError(`transaction ${signature} confirmed but not readable`);
+    return {
+      signature,
+      transaction: {
+        slot: got.slot,
+        blockTime: got.blockTime ?? null,
+        indexWithinBlock: (got as any).indexWithinBlock ?? 0,
+        meta: { err: got.meta?.err ?? null, logMessages: got.meta?.logMessages ?? [] },
+        transaction: { signatures: got.transaction.signatures, message: { accountKeys: [] } },
+      } as RawTransaction,
+    };
+  }
+}
+
+function customOf(err: unknown): number | undefined {
+  const ie = (err as any)?.InstructionError;
+  return ie && typeof ie[1]?.Custom === 'number' ? ie[1].Custom : undefined;
+}
+
+function chainError(e: any): ChainError {
+  const logs: string[] = e?.logs ?? e?.transactionLogs ?? [];
+  const m = /custom program error: 0x([0-9a-f]+)/i.exec(String(e?.message ?? '') + logs.join('\n'));
+  return new ChainError(String(e?.message ?? e), m ? parseInt(m[1], 16) : undefined, logs);
+}

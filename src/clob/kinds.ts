@@ -1,0 +1,56 @@
+// The order book's actor kinds as the runtime hosts them: one MarketBook per market on
+// `clob.commands`, one Wallet per wallet on `wallet.commands`.
+import { marketBookDecider, toSnapshot, fromSnapshot, ordersOf, getOrder, bestBidAsk, lastTrade } from '../../actors/market-book/index.ts';
+import { walletDecider, type WalletState } from '../../actors/wallet/decider.ts';
+import { bookCommand, type BookCommandWire } from '../../topics/clob-commands.ts';
+import { walletCommand } from '../../topics/wallet-commands.ts';
+import { ledgerProjection } from '../store/projections/ledger.ts';
+import type { ActorKind, Decider } from '../runtime/types.ts';
+
+type BookState = ReturnType<typeof marketBookDecider.initial>;
+
+/** The book's decider plus read commands answered from its state, with no events. */
+const bookWithReads: Decider<BookState, BookCommandWire, unknown, unknown> = {
+  initial: (key) => marketBookDecider.initial(key),
+  evolve: (s, e) => marketBookDecider.evolve(s, e as any),
+  decide(s, c) {
+    if (c.type === 'ReadOrders') {
+      if (c.orderId) {
+        const o = getOrder(s, c.orderId);
+        return { events: [], reply: { orders: o && o.maker.toLowerCase() === c.owner.toLowerCase() ? [o] : [] }, final: false };
+      }
+      return { events: [], reply: { orders: ordersOf(s, c.owner, { assetId: c.assetId }) }, final: false };
+    }
+    if (c.type === 'ReadQuote') {
+      const m = (s as any).market;
+      const quote = (asset: string | undefined) => (asset ? bestBidAsk(s, asset) : null);
+      return { events: [], reply: { yes: quote(m?.yesTokenId), no: quote(m?.noTokenId), last: lastTrade(s) }, final: false };
+    }
+    return marketBookDecider.decide(s, c as any);
+  },
+};
+
+export function clobKinds(o: { bookTopic: string; walletTopic: string }): { kind: ActorKind; owns(key: string): boolean }[] {
+  const book: ActorKind<BookState> = {
+    name: 'market-book',
+    topic: o.bookTopic,
+    decider: bookWithReads as any,
+    parse: (c) => bookCommand.parse(c),
+    toSnapshot: (s) => toSnapshot(s),
+    fromSnapshot: (j) => fromSnapshot(j),
+    project: ledgerProjection({ walletTopic: o.walletTopic }) as any,
+  };
+  const wallet: ActorKind<WalletState> = {
+    name: 'wallet',
+    topic: o.walletTopic,
+    decider: walletDecider as any,
+    parse: (c, env) => ({ ...walletCommand.parse(c), at: env.at }),
+    toSnapshot: (s) => s,
+    fromSnapshot: (j) => j as WalletState,
+    project: async () => undefined, // the wallet's state lives in its snapshot; nothing else reads it
+  };
+  return [
+    { kind: book, owns: (key) => key.startsWith('0x') },
+    { kind: wallet, owns: () => true },
+  ];
+}

@@ -1,0 +1,114 @@
+// The public ledger as a stream: rows of ledger_messages (gap-free seq per market and topic)
+// published to the Kafka topics ledger.orders / ledger.trades by a relay, and read back for the
+// Server-Sent Events of GET /v1/stream.
+import type { Bus } from '../runtime/types.ts';
+import type { Orm } from '../store/orm.ts';
+import { toJson } from '../runtime/json.ts';
+
+type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+
+export interface LedgerRow { market: string; topic: 'orders' | 'trades'; seq: string; type: string; owner_lc: string | null; payload: any; at: string }
+
+/** The wire message of contracts/clob.md, Ledger stream: `{ v: 1, type, market, seq, at, ... }`. */
+export function ledgerMessage(r: LedgerRow): Record<string, unknown> {
+  const payload = typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload;
+  return { v: 1, type: r.type, market: r.market, seq: Number(r.seq), at: new Date(r.at).toISOString(), ...payload };
+}
+
+/**
+ * Publishes unpublished rows in (market, topic, seq) order. A market's rows are taken under an
+ * advisory lock of that market, so two relays never interleave one market's messages.
+ */
+export class LedgerRelay {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(private orm: Orm, private bus: Bus, private topicOf: (t: string) => string, private log: { error(o: object, m?: string): void }, private everyMs = 100) {}
+
+  start(): void {
+    const loop = async () => {
+      if (this.stopped) return;
+      let n = 0;
+      try { n = await this.drainOnce(); } catch (err) { this.log.error({ err }, 'ledger relay failed; retrying'); }
+      if (!this.stopped) this.timer = setTimeout(loop, n ? 0 : this.everyMs);
+    };
+    void loop();
+  }
+
+  async drainOnce(): Promise<number> {
+    const markets: { market: string }[] = await (this.orm.em.fork() as any).execute('select distinct market from ledger_messages where not published limit 100');
+    let sent = 0;
+    for (const { market } of markets) {
+      sent += await (this.orm.em.fork() as any).transactional(async (em: any) => {
+        const [{ locked }] = await em.execute("select pg_try_advisory_xact_lock(hashtext('ledger:' || ?)) as locked", [market]);
+        if (!locked) return 0;
+        const rows: LedgerRow[] = await em.execute(
+          `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages
+           where market = ? and not published order by topic, seq limit 1000`, [market]);
+        for (const topic of ['orders', 'trades']) {
+          const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
+          if (recs.length) await this.bus.send(this.topicOf(topic), recs);
+        }
+        if (rows.length) {
+          await em.execute('update ledger_messages set published = true where market = ? and not published and (topic, seq) in (select t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(topic text, seq bigint))',
+            [market, toJson(rows.map((r) => ({ topic: r.topic, seq: Number(r.seq) })))]);
+        }
+        return rows.length;
+      });
+    }
+    return sent;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
+
+/** Cursor of an SSE stream: the last seq seen of each topic (`o<seq>.t<seq>`, the SSE event id). */
+export interface Cursor { orders: number; trades: number }
+
+export function parseCursor(s: string | undefined): Cursor | null {
+  if (!s) return null;
+  const m = /^o(\d+)\.t(\d+)$/.exec(s.trim());
+  return m ? { orders: Number(m[1]), trades: Number(m[2]) } : null;
+}
+
+export const cursorId = (c: Cursor) => `o${c.orders}.t${c.trades}`;
+
+/** Messages after the cursor, each topic in seq order, merged by time; others' order messages lose their owner. */
+export async function readAfter(db: Db, market: string, c: Cursor, viewer: string, limit = 500): Promise<{ rows: Record<string, unknown>[]; ids: string[]; cursor: Cursor }> {
+  const fetch = (topic: string, after: number): Promise<LedgerRow[]> => db.execute(
+    `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages where market = ? and topic = ? and seq > ? order by seq limit ?`,
+    [market, topic, after, limit],
+  );
+  const [orders, trades] = await Promise.all([fetch('orders', c.orders), fetch('trades', c.trades)]);
+  const out: Record<string, unknown>[] = [];
+  const ids: string[] = [];
+  const cur = { ...c };
+  const me = viewer.toLowerCase();
+  let i = 0;
+  let j = 0;
+  while (i < orders.length || j < trades.length) {
+    const takeOrder = j >= trades.length || (i < orders.length && new Date(orders[i].at).getTime() <= new Date(trades[j].at).getTime());
+    const r = takeOrder ? orders[i++] : trades[j++];
+    if (r.topic === 'orders') cur.orders = Number(r.seq);
+    else cur.trades = Number(r.seq);
+    const msg = ledgerMessage(r) as any;
+    if (r.owner_lc && r.owner_lc !== me) {
+      if (msg.order) { const { owner: _o, ...order } = msg.order; msg.order = order; }
+      delete msg.owner;
+    }
+    out.push({ ...msg, topic: `ledger.${r.topic}` });
+    ids.push(cursorId(cur));
+  }
+  return { rows: out, ids, cursor: cur };
+}
+
+/** Where a new stream starts: the current end of the market's ledger. */
+export async function endCursor(db: Db, market: string): Promise<Cursor> {
+  const rows = await db.execute("select topic, max(seq)::text as seq from ledger_messages where market = ? group by topic", [market]);
+  const c: Cursor = { orders: 0, trades: 0 };
+  for (const r of rows) c[r.topic as 'orders' | 'trades'] = Number(r.seq);
+  return c;
+}

@@ -1,0 +1,184 @@
+// The order book's use cases between the front door and the actors: placing an order is a saga of
+// two actors on two partitions (reserve in the Wallet, then place in the MarketBook, then confirm
+// or release), cancels fan out to the books, reads come from the books or the ledger read models.
+import type { Asker } from '../runtime/asker.ts';
+import { AskTimeout } from '../runtime/asker.ts';
+import { HttpError } from '../http/errors.ts';
+import type { ChainGateway } from '../chain/gateway.ts';
+import type { Catalog } from './catalog.ts';
+import { orderHash, orderId, priceAndSize, verifyOrderSignature, type SignedOrder } from './signed-order.ts';
+
+type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+
+export interface ClobServiceDeps {
+  asker: Asker;
+  db: () => Db;
+  catalog: Catalog;
+  chain: () => ChainGateway | null;
+  bookTopic: string;
+  walletTopic: string;
+  mintMerge: boolean;
+  distortionBound: number;
+  collateralMint: () => Promise<string | null>;
+  delegate: () => string | null;
+  holdMs?: number;
+}
+
+export class OrderRejected extends HttpError {
+  constructor(readonly code: string, message: string) {
+    super(400, code, message);
+  }
+}
+
+const reject = (code: string, message: string) => new OrderRejected(code, message);
+
+export class ClobService {
+  constructor(private d: ClobServiceDeps) {}
+
+  private async ask<R>(topic: string, key: string, cmd: unknown, id?: string): Promise<R> {
+    try {
+      return await this.d.asker.ask<R>({ topic, key, cmd, id });
+    } catch (e) {
+      if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the owner did not answer in time; retry (the request is idempotent)');
+      throw e;
+    }
+  }
+
+  async placeOrder(wallet: string, order: SignedOrder, orderType: 'GTC' | 'FOK' | 'GTD', now = Date.now()) {
+    if (order.maker !== wallet) throw reject('NOT_OWNER', 'order.maker must be the signed-in wallet');
+    if (order.signer !== order.maker) throw reject('INVALID_ORDER', 'signer must equal maker');
+    const hash = orderHash(order);
+    if (!verifyOrderSignature(order, hash)) throw reject('INVALID_SIGNATURE', 'the signature does not match the order hash and signer');
+    const id = orderId(hash);
+    // A signed order is placed once, ever: the ledger remembers every order (the book only recent ones).
+    const seen = await this.d.db().execute('select 1 from open_orders where id = ?', [id]);
+    if (seen.length) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
+    const market = await this.d.catalog.byToken(order.tokenId);
+    if (!market) throw reject('MARKET_NOT_FOUND', `no market trades token ${order.tokenId}`);
+    if (market.status !== 'open') throw reject('MARKET_CLOSED', `market ${market.condition_id} is ${market.status}`);
+    const { price, size, exact } = priceAndSize(order);
+    if (size <= 0n || price <= 0n || price >= 1_000_000n) throw reject('INVALID_ORDER', 'amounts must give a price strictly between 0 and 1');
+    if (!exact || price % market.tick_size !== 0n) throw reject('INVALID_TICK_SIZE', `price must sit on the market tick ${Number(market.tick_size) / 1e6}`);
+    if (size < market.min_size) throw reject('INVALID_MIN_SIZE', `size below the market minimum ${Number(market.min_size) / 1e6}`);
+    const expiration = Number(order.expiration);
+    if (orderType === 'GTD' && expiration <= Math.floor(now / 1000)) throw reject('ORDER_EXPIRED', 'a GTD order needs an expiration in the future');
+    if (orderType !== 'GTD' && expiration !== 0 && expiration <= Math.floor(now / 1000)) throw reject('ORDER_EXPIRED', 'the order has expired');
+
+    // What the order holds: collateral for a BUY, its tokens for a SELL.
+    const chain = this.d.chain();
+    if (!chain) throw new HttpError(503, 'chain_unavailable', 'no chain RPC is configured: balances cannot be checked');
+    const collateral = await this.d.collateralMint();
+    if (!collateral) throw new HttpError(503, 'config_unknown', 'the collateral mint is not known yet');
+    const asset = order.side === 'BUY' ? 'collateral' : order.tokenId;
+    const mint = order.side === 'BUY' ? collateral : order.tokenId;
+    const amount = BigInt(order.makerAmount);
+    let holding;
+    try {
+      holding = await chain.holding(wallet, mint);
+    } catch (e) {
+      throw new HttpError(502, 'rpc_error', `reading the balance failed: ${(e as Error).message}`);
+    }
+    const warnings: string[] = [];
+    const delegate = this.d.delegate();
+    if (!delegate || holding.delegate !== delegate || holding.delegatedAmount < amount) warnings.push('allowance');
+
+    const reserved = await this.ask<{ ok: boolean; code?: string; message?: string }>(this.d.walletTopic, wallet, {
+      type: 'Reserve', orderId: id, asset, amount: amount.toString(), market: market.condition_id,
+      balance: { amount: holding.amount.toString(), slot: holding.slot }, holdMs: this.d.holdMs ?? 30_000,
+    }, `reserve:${id}`);
+    if (!reserved.ok) throw reject('INSUFFICIENT_BALANCE', reserved.message ?? 'maker amount exceeds the unreserved balance');
+
+    const reply = await this.ask<any>(this.d.bookTopic, market.condition_id, {
+      type: 'PlaceOrder', now, mintMerge: this.d.mintMerge, distortionBound: Math.round(this.d.distortionBound * 1_000_000),
+      order: { hash: id, maker: wallet, tokenId: order.tokenId, side: order.side, price: Number(price), size: size.toString(), feeRateBps: Number(order.feeRateBps), expiration, orderType, createdAt: now },
+    });
+    if (reply?.error) {
+      // A duplicate is the same order already on its way: its hold is that order's, not ours to free.
+      if (reply.error !== 'DUPLICATE_ORDER') await this.ask(this.d.walletTopic, wallet, { type: 'Release', orderId: id, reason: 'rejected' }, `reject:${id}`);
+      throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
+    }
+    if (reply.status === 'live' || reply.status === 'delayed') {
+      // Also sent from the ledger through the outbox; this one is just sooner.
+      await this.ask(this.d.walletTopic, wallet, { type: 'Confirm', orderId: id }, `confirm:${id}`).catch(() => undefined);
+    }
+    return {
+      success: true, errorMsg: '', orderID: id, status: reply.status, makingAmount: String(reply.makingAmount ?? '0'),
+      takingAmount: String(reply.takingAmount ?? '0'), tradeIDs: reply.tradeIDs ?? [], warnings: [...warnings, ...(reply.warnings ?? [])],
+    };
+  }
+
+  /** Cancels: not atomic across markets; every id ends in canceled or not_canceled. */
+  async cancel(wallet: string, sel: { ids?: string[]; all?: boolean; market?: string; assetId?: string }, now = Date.now()) {
+    const canceled: string[] = [];
+    const notCanceled: Record<string, string> = {};
+    const byMarket = new Map<string, string[]>();
+    if (sel.ids) {
+      const ids = [...new Set(sel.ids)];
+      const rows = ids.length ? await this.d.db().execute('select id, market from open_orders where id in (?)', [ids]) : [];
+      const where = new Map(rows.map((r: any) => [r.id, r.market]));
+      for (const id of ids) {
+        const m = where.get(id);
+        if (!m) { notCanceled[id] = 'order not found'; continue; }
+        byMarket.set(m, [...(byMarket.get(m) ?? []), id]);
+      }
+    }
+    const markets = sel.ids ? [...byMarket.keys()] : sel.market ? [sel.market.toLowerCase()]
+      : (await this.d.db().execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])).map((r: any) => r.market);
+    const replies = await Promise.all(markets.map((m) => this.ask<any>(this.d.bookTopic, m, {
+      type: 'CancelOrders', owner: wallet, now, ...(sel.ids ? { orderIds: byMarket.get(m) } : { all: true }), ...(sel.assetId ? { assetId: sel.assetId } : {}),
+    })));
+    for (const r of replies) {
+      if (r?.error) continue;
+      canceled.push(...(r.canceled ?? []));
+      Object.assign(notCanceled, r.not_canceled ?? {});
+    }
+    return { canceled, not_canceled: notCanceled };
+  }
+
+  /** Book-only: the caller's orders resting (or delayed) on the books. */
+  async bookOrders(wallet: string, f: { market?: string; orderId?: string }) {
+    let markets: string[];
+    if (f.orderId) {
+      markets = (await this.d.db().execute('select market from open_orders where id = ?', [f.orderId])).map((r: any) => r.market);
+    } else if (f.market) {
+      markets = [f.market.toLowerCase()];
+    } else {
+      markets = (await this.d.db().execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])).map((r: any) => r.market);
+    }
+    const replies = await Promise.all(markets.map((m) => this.ask<any>(this.d.bookTopic, m, { type: 'ReadOrders', owner: wallet, ...(f.orderId ? { orderId: f.orderId } : {}) })));
+    return replies.flatMap((r) => (r?.orders ?? []).map(bookForm));
+  }
+
+  async quote(conditionId: string) {
+    return this.ask<any>(this.d.bookTopic, conditionId.toLowerCase(), { type: 'ReadQuote' });
+  }
+
+  /** Tells the book about a catalog change. */
+  async configure(conditionId: string) {
+    const m = await this.d.catalog.get(conditionId);
+    if (!m) return;
+    const r = await this.ask<any>(this.d.bookTopic, m.condition_id, {
+      type: 'ConfigureMarket', now: Date.now(),
+      market: { condition_id: m.condition_id, yes_token_id: m.yes_token_id, no_token_id: m.no_token_id, tick_size: m.tick_size, min_size: m.min_size, taker_fee_bps: m.taker_fee_bps, start_time: m.start_time, delay_ms: m.delay_ms, status: m.status },
+    });
+    if (r?.error) throw new HttpError(400, 'invalid_market', r.message);
+  }
+}
+
+const dec = (micro: bigint | number | string) => {
+  const v = BigInt(micro);
+  const i = v / 1_000_000n;
+  const f = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
+  return f ? `${i}.${f}` : `${i}`;
+};
+
+/** contracts/clob.md, Reads: a book-form order. */
+export function bookForm(o: any) {
+  return {
+    orderHash: o.orderHash, maker: o.maker, market: o.market, assetId: o.assetId, side: o.side, price: dec(o.price),
+    originalSize: dec(o.originalSize), remainingSize: dec(o.remainingSize), feeRateBps: String(o.feeRateBps), orderType: o.orderType,
+    expiration: String(o.expiration), createdAt: new Date(Number(o.createdAt)).toISOString(),
+  };
+}
+
+export { dec as decimal };

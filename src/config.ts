@@ -1,0 +1,129 @@
+// Settings from the environment (contracts/service.md). Production refuses to start without its
+// required secrets and says which are missing; development generates what it may.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+const schema = z.object({
+  APP_ENV: z.enum(['development', 'production']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().optional(),
+  DATA_DIR: z.string().optional(),
+  KAFKA_BROKERS: z.string().optional(),
+  KAFKA_GROUP: z.string().default('parlay-clob'),
+  TOPIC_PREFIX: z.string().default(''),
+  TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(4096).default(12),
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(300_000).default(3000),
+  TOPIC_REPLICATION: z.coerce.number().int().min(1).max(7).default(1),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
+  NODE_ID: z.string().optional(),
+  PLATFORM_JWT_SECRET: z.string().optional(),
+  PARLAY_WEBHOOK_AUTH_SECRET: z.string().optional(),
+  SOLANA_RPC_URL: z.string().optional(),
+  PARLAY_PROGRAM_ID: z.string().optional(),
+  PARLAY_AUTHORITY_KEYPAIR: z.string().optional(),
+  CLOB_JWT_SECRET: z.string().optional(),
+  CLOB_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(300),
+  CLOB_INTERNAL_TOKEN: z.string().optional(),
+  CLOB_COLLATERAL_MINT: z.string().optional(),
+  CLOB_RESERVATION_HOLD_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  CLOB_DELEGATE: z.string().optional(),
+  CLOB_ENABLE_MINT_MERGE_MATCHING: z.enum(['0', '1']).default('1'),
+  CLOB_DISTORTION_BOUND: z.coerce.number().min(0).max(1).default(0.02),
+  ASK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  LOG_LEVEL: z.string().default('info'),
+  LOCAL_CHAIN: z.enum(['0', '1']).optional(),
+  LOCAL_CHAIN_PORT: z.coerce.number().int().min(0).max(65535).default(8899),
+});
+
+export type Env = z.infer<typeof schema>;
+
+export interface Config {
+  env: 'development' | 'production';
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  kafkaBrokers?: string[];
+  groupId: string;
+  topicPrefix: string;
+  partitions: number;
+  topicReplication: number;
+  /** How soon the group notices a dead node (the broker must allow it: group.min.session.timeout.ms). */
+  kafkaSessionTimeoutMs: number;
+  databasePoolMax: number;
+  nodeId: string;
+  platformJwtSecret: string;
+  webhookSecret?: string;
+  solanaRpcUrl?: string;
+  programId?: string;
+  authorityKeypair?: string;
+  clobJwtSecret: string;
+  clobTokenTtl: number;
+  clobInternalToken: string;
+  /** Collateral mint of the order book (default: the parlay program's, as mirrored). */
+  collateralMint?: string;
+  /** How long a reservation taken before its order reached the book survives unconfirmed. */
+  reservationHoldMs: number;
+  /** The program delegate that moves makers' tokens at settlement (its public key). */
+  delegate?: string;
+  mintMergeMatching: boolean;
+  distortionBound: number;
+  askTimeoutMs: number;
+  logLevel: string;
+  /** Start the local chain beside the service (development without SOLANA_RPC_URL). */
+  localChain: boolean;
+  localChainPort: number;
+}
+
+export class ConfigError extends Error {}
+
+const REQUIRED_IN_PRODUCTION = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'DATABASE_URL', 'SOLANA_RPC_URL'] as const;
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(source);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid settings: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  const e = parsed.data;
+  const prod = e.APP_ENV === 'production';
+  if (prod) {
+    const missing = REQUIRED_IN_PRODUCTION.filter((k) => !e[k]);
+    if (missing.length) throw new ConfigError(`production needs these settings: ${missing.join(', ')}`);
+  }
+  const dev = (name: string) => randomBytes(32).toString('hex') + `-${name}`;
+  return {
+    env: e.APP_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL || undefined,
+    // The development local chain lives in memory: its mirror gets a database of its own, started afresh.
+    dataDir: e.DATA_DIR ?? (!prod && !e.SOLANA_RPC_URL && e.LOCAL_CHAIN !== '0' ? `./data/${e.APP_ENV}/local-chain` : `./data/${e.APP_ENV}`),
+    kafkaBrokers: e.KAFKA_BROKERS ? e.KAFKA_BROKERS.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    groupId: e.KAFKA_GROUP,
+    topicPrefix: e.TOPIC_PREFIX,
+    partitions: e.TOPIC_PARTITIONS,
+    topicReplication: e.TOPIC_REPLICATION,
+    kafkaSessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    nodeId: e.NODE_ID ?? `${hostname()}-${process.pid}`,
+    platformJwtSecret: e.PLATFORM_JWT_SECRET ?? dev('platform'),
+    webhookSecret: e.PARLAY_WEBHOOK_AUTH_SECRET || undefined,
+    solanaRpcUrl: e.SOLANA_RPC_URL || undefined,
+    programId: e.PARLAY_PROGRAM_ID || undefined,
+    authorityKeypair: e.PARLAY_AUTHORITY_KEYPAIR || undefined,
+    clobJwtSecret: e.CLOB_JWT_SECRET ?? dev('clob'),
+    clobTokenTtl: e.CLOB_TOKEN_TTL_SECONDS,
+    clobInternalToken: e.CLOB_INTERNAL_TOKEN ?? dev('internal'),
+    collateralMint: e.CLOB_COLLATERAL_MINT || undefined,
+    reservationHoldMs: e.CLOB_RESERVATION_HOLD_MS,
+    delegate: e.CLOB_DELEGATE || undefined,
+    mintMergeMatching: e.CLOB_ENABLE_MINT_MERGE_MATCHING === '1',
+    distortionBound: e.CLOB_DISTORTION_BOUND,
+    askTimeoutMs: e.ASK_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+    localChain: !prod && (e.LOCAL_CHAIN ? e.LOCAL_CHAIN === '1' : !e.SOLANA_RPC_URL),
+    localChainPort: e.LOCAL_CHAIN_PORT,
+  };
+}

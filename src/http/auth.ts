@@ -1,0 +1,47 @@
+// Platform JWT (HS256; claims sub, wallet, is_superuser, exp) and the webhook's shared secret.
+import { createHash, createSecretKey, timingSafeEqual } from 'node:crypto';
+import jwt from 'koa-jwt';
+import type { Context, Next } from 'koa';
+import { z } from 'zod';
+import { HttpError } from './errors.ts';
+
+export const platformClaims = z.object({
+  sub: z.string().min(1),
+  wallet: z.string().min(1).nullable().optional(),
+  is_superuser: z.boolean().optional().default(false),
+  exp: z.number().optional(),
+});
+
+export type PlatformUser = z.infer<typeof platformClaims>;
+
+/** Verifies the bearer token and puts the checked claims in ctx.state.user. */
+export function platformAuth(secret: string, onUser?: (u: PlatformUser) => Promise<void> | void) {
+  // A KeyObject made once: jsonwebtoken would otherwise build one from the string on every request.
+  const verify = jwt({ secret: createSecretKey(Buffer.from(secret, 'utf8')) as any, algorithms: ['HS256'], key: 'jwt' });
+  return async (ctx: Context, next: Next) => {
+    await verify(ctx, async () => {
+      const parsed = platformClaims.safeParse(ctx.state.jwt);
+      if (!parsed.success) throw new HttpError(401, 'unauthorized', 'token claims are invalid');
+      ctx.state.user = parsed.data;
+      await onUser?.(parsed.data);
+      await next();
+    });
+  };
+}
+
+export async function requireSuperuser(ctx: Context, next: Next) {
+  if (!ctx.state.user?.is_superuser) throw new HttpError(403, 'forbidden', 'superuser required');
+  await next();
+}
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** Constant-time comparison of the bare Authorization value with the configured secret. */
+export function webhookAuth(secret: string | undefined) {
+  return async (ctx: Context, next: Next) => {
+    if (!secret) throw new HttpError(503, 'webhook_not_configured', 'PARLAY_WEBHOOK_AUTH_SECRET is not set');
+    const given = ctx.get('authorization');
+    if (!timingSafeEqual(digest(given), digest(secret))) throw new HttpError(403, 'forbidden', 'webhook secret mismatch');
+    await next();
+  };
+}

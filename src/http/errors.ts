@@ -1,0 +1,46 @@
+// Error responses: `{ error: <snake_case code>, message }` with the status the spec gives.
+import type { Context, Next } from 'koa';
+import { ZodError } from 'zod';
+
+export class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly extra: Record<string, unknown> = {}) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, code = 'invalid_request') => new HttpError(400, code, message);
+export const notFound = (message = 'not found') => new HttpError(404, 'not_found', message);
+
+export function zodMessage(e: ZodError): string {
+  return e.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+}
+
+export function errorMiddleware(log: { error(o: object, m?: string): void }) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { error: 'not_found', message: `no route ${ctx.method} ${ctx.path}` };
+      }
+    } catch (err: any) {
+      if (err instanceof HttpError) {
+        ctx.status = err.status;
+        ctx.body = { error: err.code, message: err.message, ...err.extra };
+      } else if (err instanceof ZodError) {
+        ctx.status = 400;
+        ctx.body = { error: 'invalid_request', message: zodMessage(err) };
+      } else if (err?.status === 401) {
+        ctx.status = 401;
+        ctx.body = { error: 'unauthorized', message: err.originalError?.message ?? err.message ?? 'authentication required' };
+      } else if (err?.type === 'entity.parse.failed' || err?.name === 'UnsupportedBodyTypeError' || (err?.status >= 400 && err?.status < 500 && err?.expose)) {
+        ctx.status = err.status && err.status < 500 ? err.status : 400;
+        ctx.body = { error: err.type === 'entity.parse.failed' ? 'malformed_body' : 'bad_request', message: err.message };
+      } else {
+        log.error({ err, path: ctx.path }, 'unhandled error');
+        ctx.status = 500;
+        ctx.body = { error: 'internal_error', message: 'internal error' };
+      }
+    }
+  };
+}

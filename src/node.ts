@@ -1,0 +1,183 @@
+// One service node: database (migrated), bus, runtime with its actor kinds, asks, front door.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino, { type Logger } from 'pino';
+import type { Keypair } from '@solana/web3.js';
+import type { Config } from './config.ts';
+import { openOrm, migrate, type Orm } from './store/orm.ts';
+import { SqlRuntimeStore } from './store/runtime-store.ts';
+import { MemoryBus } from './runtime/memory-bus.ts';
+import { KafkaBus } from './runtime/kafka-bus.ts';
+import { Runtime } from './runtime/runtime.ts';
+import { Asker } from './runtime/asker.ts';
+import type { Bus } from './runtime/types.ts';
+import { TOPICS } from '../topics/names.ts';
+import { parlayKinds } from './parlay/kinds.ts';
+import { ParlayService } from './parlay/service.ts';
+import { Web3Gateway, parseKeypair, type ChainGateway } from './chain/gateway.ts';
+import { PARLAY_PROGRAM_ID } from './chain/idl.ts';
+import { buildApp } from './http/app.ts';
+import { parlayRoutes } from './http/routes/parlays.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { createMetrics } from './metrics.ts';
+import { Catalog } from './clob/catalog.ts';
+import { ClobTokens } from './clob/sign-in.ts';
+import { marketRoutes } from './http/routes/markets.ts';
+import { clobAuthRoutes } from './http/routes/clob-auth.ts';
+import * as q from './parlay/queries.ts';
+import { clobKinds } from './clob/kinds.ts';
+import { ClobService } from './clob/service.ts';
+import { BookClock } from './clob/book-clock.ts';
+import { OutboxRelay } from './store/outbox.ts';
+import { LedgerRelay } from './clob/ledger-stream.ts';
+import { clobRoutes } from './http/routes/clob.ts';
+
+export interface NodeOptions {
+  log?: Logger;
+  /** Replaces the chain gateway built from SOLANA_RPC_URL (tests, local chain wiring). */
+  chain?: ChainGateway | null;
+  authority?: Keypair;
+  /** Share one in-process bus between nodes of a test. */
+  bus?: Bus;
+}
+
+export interface ServiceNode {
+  url: string;
+  port: number;
+  config: Config;
+  orm: Orm;
+  bus: Bus;
+  runtime: Runtime;
+  asker: Asker;
+  parlays: ParlayService;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+export function readKeypair(value: string): Keypair {
+  return parseKeypair(existsSync(value) ? readFileSync(value, 'utf8') : value);
+}
+
+export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<ServiceNode> {
+  const log = opts.log ?? pino({ level: cfg.logLevel, base: { node: cfg.nodeId } });
+  const metrics = createMetrics(cfg.nodeId);
+  if (cfg.localChain && !cfg.databaseUrl && cfg.dataDir.endsWith('/local-chain') && opts.chain === undefined) {
+    rmSync(cfg.dataDir, { recursive: true, force: true }); // a fresh local chain: a fresh mirror of it
+  }
+  const orm = await openOrm({ databaseUrl: cfg.databaseUrl, dataDir: cfg.dataDir, poolMax: cfg.databasePoolMax });
+  const applied = await migrate(orm, cfg.databaseUrl);
+  if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+
+  const bus: Bus = opts.bus ?? (cfg.kafkaBrokers
+    ? new KafkaBus({ brokers: cfg.kafkaBrokers, clientId: cfg.nodeId, log, replicationFactor: cfg.topicReplication, sessionTimeoutMs: cfg.kafkaSessionTimeoutMs, heartbeatIntervalMs: Math.max(100, Math.floor(cfg.kafkaSessionTimeoutMs / 10)) })
+    : new MemoryBus(cfg.partitions, (err, topic, partition) => log.error({ err, topic, partition }, "batch failed; redelivering")));
+  const store = new SqlRuntimeStore(orm);
+  const parlayTopic = cfg.topicPrefix + TOPICS.parlayEvents;
+  const bookTopic = cfg.topicPrefix + TOPICS.clobCommands;
+  const walletTopic = cfg.topicPrefix + TOPICS.walletCommands;
+  const runtime = new Runtime({
+    bus, store, nodeId: cfg.nodeId, groupId: cfg.topicPrefix + cfg.groupId,
+    kinds: [...parlayKinds(parlayTopic), ...clobKinds({ bookTopic, walletTopic })],
+    partitions: { [parlayTopic]: cfg.partitions, [bookTopic]: cfg.partitions, [walletTopic]: cfg.partitions },
+    log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log),
+  });
+  await runtime.start();
+  const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs);
+  await asker.start();
+
+  // The development local chain needs a webhook secret to deliver to this node: one is made up.
+  const webhookSecret = cfg.webhookSecret ?? (cfg.localChain && cfg.env === 'development' ? `dev-${Math.random().toString(36).slice(2)}` : undefined);
+  const authority = opts.authority ?? (cfg.authorityKeypair ? readKeypair(cfg.authorityKeypair) : null);
+  const chain = opts.chain !== undefined ? opts.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authority) : null;
+  const db = () => orm.em.fork() as unknown as { execute(sql: string, params?: unknown[]): Promise<any[]> };
+  const parlays = new ParlayService({
+    db, asker, store, topic: parlayTopic, programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log, metrics: metrics.ingest,
+  });
+
+  const catalog = new Catalog(db);
+  const tokens = new ClobTokens(cfg.clobJwtSecret, cfg.clobTokenTtl);
+  const relay = new OutboxRelay(orm, bus, log);
+  relay.start();
+  const collateralMint = async () => cfg.collateralMint ?? (await q.programConfig(db()))?.collateral_mint ?? null;
+  const clob = new ClobService({
+    asker, db, catalog, chain: () => parlays.chain(), bookTopic, walletTopic, mintMerge: cfg.mintMergeMatching,
+    distortionBound: cfg.distortionBound, collateralMint, delegate: () => cfg.delegate ?? null, holdMs: cfg.reservationHoldMs,
+  });
+  const clock = new BookClock({ db, asker, bus, runtime, bookTopic, log });
+  if (process.env.CLOB_BOOK_CLOCK !== '0') clock.start(); // off only for log replays, which must add no commands
+  const ledgerTopic = (t: string) => `${cfg.topicPrefix}${t === 'orders' ? TOPICS.ledgerOrders : TOPICS.ledgerTrades}`;
+  await bus.ensureTopics([{ topic: ledgerTopic('orders'), partitions: cfg.partitions }, { topic: ledgerTopic('trades'), partitions: cfg.partitions }]);
+  const ledgerRelay = new LedgerRelay(orm, bus, ledgerTopic, log);
+  if (cfg.databaseUrl) ledgerRelay.start(); // PGlite (embedded, one node) has no advisory locks to share: the stream is served from the table
+  const clobConfig = {
+    get collateral_mint() { return mintSeen; }, delegate: null as string | null, taker_fee_curve: 'min(p,1-p)',
+    token_ttl_seconds: cfg.clobTokenTtl, mint_merge_matching: cfg.mintMergeMatching,
+  };
+  clobConfig.delegate = cfg.delegate ?? null;
+  let mintSeen: string | null = cfg.collateralMint ?? null;
+  const refreshMint = setInterval(() => { void collateralMint().then((m) => { mintSeen = m; }, () => undefined); }, 2000);
+  mintSeen = await collateralMint().catch(() => mintSeen);
+  let devChain: { close(): Promise<void> } | null = null;
+  const app = buildApp([
+    healthRoutes({
+      database: async () => { await db().execute('select 1'); },
+      bus: async () => { if (!runtime.hasJoined) throw new Error('not in the consumer group yet'); },
+      rpc: async () => { const c = parlays.chain(); if (c) await c.ping(); },
+    }, metrics.registry),
+    parlayRoutes(parlays, { jwtSecret: cfg.platformJwtSecret, webhookSecret }),
+    marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, onChange: (id) => clob.configure(id) }),
+    clobAuthRoutes({ tokens, db, config: () => clobConfig }),
+    clobRoutes({ svc: clob, tokens, db, catalog, internalToken: cfg.clobInternalToken, bookTopic, asker }),
+  ], log, metrics.observeHttp);
+
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(cfg.port, cfg.host, () => resolve(s));
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
+  if (cfg.localChain && opts.chain === undefined && cfg.env === 'development') {
+    const { startDevChain } = await import('./dev/local-chain.ts');
+    const dev = await startDevChain({ serviceUrl: url, webhookSecret: webhookSecret!, port: cfg.localChainPort, log });
+    parlays.setChain(dev.gateway);
+    devChain = dev;
+  }
+
+  let closed = false;
+  return {
+    url, port, config: cfg, orm, bus, runtime, asker, parlays, log,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections?.(); });
+      clearInterval(refreshMint);
+      clock.stop();
+      relay.stop();
+      ledgerRelay.stop();
+      await devChain?.close();
+      await asker.stop();
+      await runtime.stop();
+      if (!opts.bus) await bus.close();
+      await orm.close();
+    },
+  };
+}
+
+/**
+ * Chaos hook: `RUNTIME_CRASH_POINT=before-commit:N` (or `after-commit:N`) kills this process with
+ * SIGKILL at the N-th batch commit, between consuming and committing (or between committing and
+ * answering), so that failover tests hit exactly that instant.
+ */
+function crashPoint(spec: string | undefined, log: Logger) {
+  const m = spec ? /^(before|after)-commit:(\d+)$/.exec(spec) : null;
+  if (!m) return undefined;
+  let left = Number(m[2]);
+  const hit = () => {
+    if (--left > 0) return;
+    log.warn({ point: spec }, 'RUNTIME_CRASH_POINT reached: SIGKILL');
+    process.kill(process.pid, 'SIGKILL');
+  };
+  return m[1] === 'before' ? { beforeCommit: hit } : { afterCommit: hit };
+}

@@ -1,0 +1,91 @@
+// Turns a webhook transaction into commands for the Parlay and Vault actors. An event's identity
+// is (signature, its position among the transaction's events of the program).
+import { coder } from '../chain/idl.ts';
+import { programEventLines } from '../chain/logs.ts';
+import type { ParlayCommand, Pos, VaultCommand } from '../../topics/parlay-events.ts';
+import type { RawTransaction } from './webhook-schema.ts';
+
+export type Routed = { target: 'parlay'; key: string; cmd: ParlayCommand } | { target: 'vault'; cmd: VaultCommand };
+
+export interface DecodedTx {
+  signature: string;
+  commands: Routed[];
+  /** Event lines of the program that did not decode: kept whole as dead letters. */
+  undecodable: { index: number; data: string; reason: string }[];
+  truncated: boolean;
+  eventCount: number;
+}
+
+const str = (v: any): string => (v === undefined || v === null ? '0' : v.toString());
+const num = (v: any): number => Number(v.toString());
+const key58 = (v: any): string => (typeof v === 'string' ? v : v.toBase58());
+
+export function decodeTransaction(tx: RawTransaction, programId: string): DecodedTx {
+  const signature = tx.transaction.signatures[0];
+  const { events, truncated } = programEventLines(tx.meta.logMessages ?? [], programId);
+  const out: DecodedTx = { signature, commands: [], undecodable: [], truncated, eventCount: events.length };
+  for (const line of events) {
+    let ev: { name: string; data: any } | null = null;
+    try { ev = coder.events.decode(line.data); } catch (e) { ev = null; }
+    if (!ev) { out.undecodable.push({ ...line, reason: 'not an event of the program' }); continue; }
+    const pos: Pos = [tx.slot, tx.indexWithinBlock ?? 0, line.index];
+    const base = { eventId: `${signature}:${line.index}`, pos, signature };
+    try {
+      out.commands.push(...route(ev.name, ev.data, base));
+    } catch (e) {
+      out.undecodable.push({ ...line, reason: `event ${ev.name} unusable: ${(e as Error).message}` });
+    }
+  }
+  return out;
+}
+
+function route(name: string, d: any, base: { eventId: string; pos: Pos; signature: string }): Routed[] {
+  const vault = (values: Record<string, string>): Routed => ({
+    target: 'vault',
+    cmd: { type: 'VaultObserved', values: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { v, pos: base.pos }])) },
+  });
+  switch (name) {
+    case 'ParlayCreated':
+      return [
+        { target: 'parlay', key: str(d.parlay_id), cmd: {
+          type: 'ParlayCreated', ...base, parlayId: str(d.parlay_id), user: key58(d.user), stake: str(d.stake),
+          combinedProbability: str(d.combined_probability), potentialPayout: str(d.potential_payout), createdAt: num(d.created_at),
+          legs: d.legs.map((l: any) => ({ marketId: str(l.market_id), market: key58(l.market), outcome: num(l.outcome), probability: num(l.probability) })),
+        } },
+        vault({ balance: str(d.vault_balance), totalStaked: str(d.total_staked), totalExposure: str(d.total_exposure) }),
+      ];
+    case 'LegSettled':
+      return [
+        { target: 'parlay', key: str(d.parlay_id), cmd: {
+          type: 'LegSettled', ...base, parlayId: str(d.parlay_id), legIndex: num(d.leg_index), marketId: str(d.market_id),
+          legStatus: num(d.leg_status), parlayStatus: num(d.parlay_status), legsWon: num(d.legs_won), legsLost: num(d.legs_lost),
+          legsResolved: num(d.legs_resolved), actualPayout: str(d.actual_payout), settledAt: num(d.settled_at),
+        } },
+        vault({ totalExposure: str(d.total_exposure) }),
+      ];
+    case 'ParlayClaimed':
+      return [
+        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayClaimed', ...base, parlayId: str(d.parlay_id), user: key58(d.user), amount: str(d.amount), claimedAt: num(d.claimed_at) } },
+        vault({ balance: str(d.vault_balance), totalPaidOut: str(d.total_paid_out) }),
+      ];
+    case 'ParlayVoided':
+      return [
+        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayVoided', ...base, parlayId: str(d.parlay_id), refund: str(d.refund), voidedAt: num(d.voided_at) } },
+        vault({ balance: str(d.vault_balance), totalPaidOut: str(d.total_paid_out), totalExposure: str(d.total_exposure) }),
+      ];
+    case 'ConfigInitialized':
+    case 'ConfigUpdated': {
+      const c = d.config;
+      return [{ target: 'vault', cmd: { type: 'ConfigObserved', ...base, config: {
+        authority: key58(c.authority), collateralMint: key58(c.collateral_mint), vault: key58(c.vault), maxLegs: num(c.max_legs),
+        minStake: str(c.min_stake), maxStake: str(c.max_stake), maxPayoutCap: str(c.max_payout_cap),
+        exposureRatioBps: num(c.exposure_ratio_bps), houseEdgeBps: num(c.house_edge_bps), paused: Boolean(c.paused),
+      } } }];
+    }
+    case 'VaultSeeded':
+    case 'VaultWithdrawn':
+      return [vault({ balance: str(d.vault_balance) })];
+    default:
+      throw new Error(`unknown event ${name}`);
+  }
+}

@@ -1,0 +1,164 @@
+// The parlay side's use cases, between the front door and the runtime / read models / chain.
+import type { Asker } from '../runtime/asker.ts';
+import { AskTimeout } from '../runtime/asker.ts';
+import type { RuntimeStore } from '../runtime/store-port.ts';
+import { HttpError, notFound } from '../http/errors.ts';
+import type { PlatformUser } from '../http/auth.ts';
+import { VAULT_KEY } from '../../topics/names.ts';
+import type { VaultPatchFields } from '../../topics/parlay-events.ts';
+import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest.ts';
+import * as q from './queries.ts';
+import type { RawTransaction } from './webhook-schema.ts';
+import { ChainError, type ChainGateway } from '../chain/gateway.ts';
+
+const PARLAY_NOT_ACTIVE = 6009;
+
+type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+
+export interface ParlayServiceDeps {
+  db: () => Db;
+  asker: Asker;
+  store: RuntimeStore;
+  topic: string;
+  programId: string;
+  chain: ChainGateway | null;
+  log: IngestDeps['log'] & { error(o: object, m?: string): void };
+  metrics?: IngestDeps['metrics'];
+}
+
+export class ParlayService {
+  private wallets = new Map<string, string | null>();
+
+  constructor(private d: ParlayServiceDeps) {}
+
+  /** The chain gateway, when it comes up after the front door (the development local chain). */
+  setChain(chain: ChainGateway): void {
+    this.d.chain = chain;
+  }
+
+  private ingestDeps(): IngestDeps {
+    return { asker: this.d.asker, store: this.d.store, topic: this.d.topic, programId: this.d.programId, log: this.d.log, metrics: this.d.metrics };
+  }
+
+  async ingest(txs: RawTransaction[]): Promise<IngestResult> {
+    try {
+      return await ingestTransactions(this.ingestDeps(), txs);
+    } catch (e) {
+      if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the owner of an event did not answer in time; retry');
+      throw e;
+    }
+  }
+
+  /** Remembers the wallet a user linked (from the JWT claims), once per change. */
+  async rememberUser(u: PlatformUser): Promise<void> {
+    if (!u.wallet) return;
+    if (this.wallets.get(u.sub) === u.wallet) return;
+    await q.rememberWallet(this.d.db(), u.sub, u.wallet, u.is_superuser);
+    if (this.wallets.size > 100_000) this.wallets.clear();
+    this.wallets.set(u.sub, u.wallet);
+  }
+
+  private async walletsOf(u: PlatformUser): Promise<string[]> {
+    if (u.wallet) return [u.wallet];
+    let w = this.wallets.get(u.sub);
+    if (w === undefined) {
+      w = await q.linkedWallet(this.d.db(), u.sub);
+      if (w) this.wallets.set(u.sub, w);
+    }
+    return w ? [w] : [];
+  }
+
+  /** JSON text of `{ data: [Parlay] }`. */
+  async userParlaysBody(u: PlatformUser, status?: string): Promise<string> {
+    return `{"data":${await q.userParlaysJson(this.d.db(), await this.walletsOf(u), status)}}`;
+  }
+
+  async userParlay(u: PlatformUser, parlayId: string) {
+    return q.userParlay(this.d.db(), await this.walletsOf(u), parlayId);
+  }
+
+  adminParlays(f: { status?: string; wallet?: string; page: number }) {
+    return q.adminParlays(this.d.db(), f);
+  }
+
+  vault() {
+    return q.vault(this.d.db());
+  }
+
+  async patchVault(body: { vault_address?: string; max_legs?: number; max_payout_cap?: string; min_stake?: string; max_stake?: string; is_active?: boolean }) {
+    const current = (await q.vault(this.d.db())) as { min_stake: number | string; max_stake: number | string };
+    const min = BigInt(body.min_stake ?? current.min_stake);
+    const max = BigInt(body.max_stake ?? current.max_stake);
+    if ((body.min_stake !== undefined || body.max_stake !== undefined) && max > 0n && min > max) {
+      throw new HttpError(400, 'invalid_request', 'min_stake must not exceed max_stake');
+    }
+    const fields: VaultPatchFields = {
+      vaultAddress: body.vault_address, maxLegs: body.max_legs, maxPayoutCap: body.max_payout_cap,
+      minStake: body.min_stake, maxStake: body.max_stake, isActive: body.is_active,
+    };
+    await this.askVault({ type: 'VaultPatch', fields });
+    return q.vault(this.d.db());
+  }
+
+  async syncVault() {
+    const chain = this.requireChain();
+    const address = await this.vaultAddress();
+    let read: { amount: string; slot: number };
+    try {
+      read = await chain.vaultBalance(address);
+    } catch (e) {
+      this.d.log.error({ err: e, address }, 'vault sync: RPC failed');
+      throw new HttpError(502, 'rpc_error', `reading the vault balance failed: ${(e as Error).message}`);
+    }
+    await this.askVault({ type: 'VaultSynced', balance: read.amount, slot: read.slot });
+    return q.vault(this.d.db());
+  }
+
+  async voidParlay(parlayId: string) {
+    const row = await q.parlayStatus(this.d.db(), parlayId);
+    if (!row) throw notFound('parlay not found');
+    if (row.status !== 'active') throw new HttpError(400, 'parlay_not_active', `parlay ${parlayId} is ${row.status}; only an active parlay can be voided`);
+    const chain = this.requireChain();
+    const cfg = await q.programConfig(this.d.db());
+    if (!cfg) throw new HttpError(503, 'config_unknown', 'the program configuration has not been mirrored yet');
+    let landed: Awaited<ReturnType<ChainGateway['voidParlay']>>;
+    try {
+      landed = await chain.voidParlay({ parlayId, user: row.user_wallet, collateralMint: cfg.collateral_mint });
+    } catch (e) {
+      if (e instanceof ChainError && e.custom === PARLAY_NOT_ACTIVE) throw new HttpError(400, 'parlay_not_active', `parlay ${parlayId} is not active on chain`);
+      if (e instanceof ChainError && e.custom !== undefined) throw new HttpError(409, 'chain_rejected', e.message);
+      this.d.log.error({ err: e, parlayId }, 'void_parlay: RPC failed');
+      throw new HttpError(502, 'rpc_error', `sending void_parlay failed: ${(e as Error).message}`);
+    }
+    // Apply the ParlayVoided event from the confirmed transaction's own logs (the webhook may come later: applied once).
+    const res = await this.ingest([landed.transaction]);
+    if (res.deferred) throw new HttpError(503, 'deferred', 'the void landed but could not be applied yet');
+    return { parlay_id: Number(parlayId), tx_signature: landed.signature };
+  }
+
+  private async vaultAddress(): Promise<string> {
+    const v = (await q.vault(this.d.db())) as { vault_address: string };
+    if (v.vault_address) return v.vault_address;
+    const cfg = await q.programConfig(this.d.db());
+    if (cfg?.vault) return cfg.vault;
+    throw new HttpError(409, 'vault_unknown', 'no vault address is known yet: set vault_address or deliver ConfigInitialized');
+  }
+
+  chain(): ChainGateway | null {
+    return this.d.chain;
+  }
+
+  private requireChain(): ChainGateway {
+    if (!this.d.chain) throw new HttpError(503, 'chain_unavailable', 'no chain RPC is configured');
+    return this.d.chain;
+  }
+
+  private async askVault(cmd: unknown) {
+    try {
+      return await this.d.asker.ask({ topic: this.d.topic, key: VAULT_KEY, cmd });
+    } catch (e) {
+      if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the vault actor did not answer in time; retry');
+      throw e;
+    }
+  }
+}

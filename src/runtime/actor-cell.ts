@@ -1,0 +1,79 @@
+// The nact side: one actor per key inside a partition's parent actor. Each actor holds its key's
+// state and runs decide then evolve on each command, in mailbox order.
+import { dispatch, spawn, spawnStateless, stop } from 'nact';
+import type { ActorKind, Decision, Envelope } from './types.ts';
+
+export interface StepResult {
+  decision?: Decision<unknown, unknown>;
+  state: unknown;
+  error?: Error;
+}
+
+interface StepMsg {
+  envelope: Envelope;
+  command: unknown;
+  done(r: StepResult): void;
+}
+
+export function step(kind: ActorKind, state: unknown, command: unknown): StepResult {
+  try {
+    const decision = kind.decider.decide(state, command);
+    let next = state;
+    for (const e of decision.events) next = kind.decider.evolve(next, e);
+    return { decision, state: next };
+  } catch (error) {
+    return { state, error: error as Error };
+  }
+}
+
+let generation = 0;
+
+/** A partition's actors. Dropped whole when the partition moves or its state can no longer be trusted. */
+export class PartitionActors {
+  private parent: any;
+  private actors = new Map<string, { ref: any; kind: ActorKind; state: () => unknown }>();
+
+  constructor(system: any, name: string) {
+    this.parent = spawnStateless(system, () => undefined, `p${++generation}-${name.replace(/[^a-zA-Z0-9-]/g, '-')}`);
+  }
+
+  has(key: string): boolean {
+    return this.actors.has(key);
+  }
+
+  keys(): string[] {
+    return [...this.actors.keys()];
+  }
+
+  /** The latest state an actor committed to memory (read-only use: queries, snapshots). */
+  stateOf(key: string): unknown {
+    return this.actors.get(key)?.state();
+  }
+
+  spawn(key: string, kind: ActorKind, initialState: unknown): void {
+    let current = initialState;
+    const ref = spawn(
+      this.parent,
+      (state: unknown, msg: StepMsg) => {
+        const r = step(kind, state, msg.command);
+        current = r.state;
+        msg.done(r);
+        return r.state;
+      },
+      `a${this.actors.size}`,
+      { initialState },
+    );
+    this.actors.set(key, { ref, kind, state: () => current });
+  }
+
+  send(key: string, envelope: Envelope, command: unknown): Promise<StepResult> {
+    const actor = this.actors.get(key);
+    if (!actor) throw new Error(`no actor for ${key}`);
+    return new Promise((done) => dispatch(actor.ref, { envelope, command, done } satisfies StepMsg));
+  }
+
+  drop(): void {
+    stop(this.parent);
+    this.actors.clear();
+  }
+}

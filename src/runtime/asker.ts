@@ -1,0 +1,119 @@
+// Asks: a command sent to its key's topic with a correlation id and this node's reply topic,
+// answered by the key's owner once the command's effects are committed.
+import { randomUUID } from 'node:crypto';
+import { toJson } from './json.ts';
+import { CORRELATION, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
+import type { Bus, ConsumerHandle, Envelope } from './types.ts';
+
+export class AskTimeout extends Error {
+  constructor(readonly topic: string, readonly key: string) {
+    super(`no answer from the owner of ${topic}/${key} in time`);
+  }
+}
+
+export class AskFailed extends Error {}
+
+export interface AskSpec {
+  topic: string;
+  key: string;
+  cmd: unknown;
+  /** Idempotency key: a retried ask with the same id gets the first answer. */
+  id?: string;
+  at?: number;
+}
+
+interface Pending { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }
+
+export class Asker {
+  readonly replyTopic: string;
+  private pending = new Map<string, Pending>();
+  private consumer: ConsumerHandle | null = null;
+
+  constructor(private bus: Bus, nodeId: string, private defaultTimeoutMs = 10_000) {
+    this.replyTopic = `replies.${nodeId.replace(/[^a-zA-Z0-9._-]/g, '_')}`;
+  }
+
+  async start(): Promise<void> {
+    await this.bus.ensureTopics([{ topic: this.replyTopic, partitions: 1 }]);
+    this.consumer = await this.bus.consume({
+      groupId: this.replyTopic,
+      topics: [this.replyTopic],
+      fromBeginning: false,
+      onBatch: async (batch) => {
+        for (const r of batch.records) {
+          let msg: ReplyMessage;
+          try { msg = JSON.parse(r.value); } catch { continue; }
+          const p = this.pending.get(msg.corr);
+          if (!p) continue;
+          this.pending.delete(msg.corr);
+          clearTimeout(p.timer);
+          if (msg.error) p.reject(new AskFailed(msg.error));
+          else p.resolve(msg.reply);
+        }
+        return { done: true };
+      },
+    });
+    await this.awaitPing();
+  }
+
+  /** Waits until this node reads its own reply topic, so no answer can slip past a new consumer. */
+  private async awaitPing(): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const corr = `ping-${randomUUID()}`;
+      const got = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => { this.pending.delete(corr); resolve(false); }, 1000);
+        this.pending.set(corr, { resolve: () => resolve(true), reject: () => resolve(true), timer });
+      });
+      await this.bus.send(this.replyTopic, [{ key: corr, value: toJson({ corr, reply: 'pong' }) }]);
+      if (await got) return;
+    }
+    throw new Error(`reply topic ${this.replyTopic} not readable`);
+  }
+
+  ask<R = unknown>(spec: AskSpec, timeoutMs = this.defaultTimeoutMs): Promise<R> {
+    return this.askMany<R>([spec], timeoutMs).then((r) => r[0]);
+  }
+
+  /** Sends every command in one produce call per topic and waits for all answers. */
+  async askMany<R = unknown>(specs: AskSpec[], timeoutMs = this.defaultTimeoutMs): Promise<R[]> {
+    const now = Date.now();
+    const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
+    const answers = specs.map((s) => {
+      const corr = randomUUID();
+      const env: Envelope = { v: 1, id: s.id, at: s.at ?? now, cmd: s.cmd };
+      const list = byTopic.get(s.topic) ?? [];
+      list.push({ key: s.key, value: toJson(env), headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic } });
+      byTopic.set(s.topic, list);
+      return new Promise<R>((resolve, reject) => {
+        const timer = setTimeout(() => { this.pending.delete(corr); reject(new AskTimeout(s.topic, s.key)); }, timeoutMs);
+        this.pending.set(corr, { resolve: resolve as (v: unknown) => void, reject, timer });
+      });
+    });
+    try {
+      await Promise.all([...byTopic].map(([topic, recs]) => this.bus.send(topic, recs)));
+    } catch (e) {
+      answers.forEach((a) => a.catch(() => undefined));
+      throw e;
+    }
+    return Promise.all(answers);
+  }
+
+  /** Sends commands without waiting for answers (fire and forget, still ordered per key). */
+  async tell(specs: AskSpec[]): Promise<void> {
+    const now = Date.now();
+    const byTopic = new Map<string, { key: string; value: string }[]>();
+    for (const s of specs) {
+      const list = byTopic.get(s.topic) ?? [];
+      list.push({ key: s.key, value: toJson({ v: 1, id: s.id, at: s.at ?? now, cmd: s.cmd } satisfies Envelope) });
+      byTopic.set(s.topic, list);
+    }
+    await Promise.all([...byTopic].map(([topic, recs]) => this.bus.send(topic, recs)));
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.stop();
+    for (const p of this.pending.values()) { clearTimeout(p.timer); p.reject(new Error('node stopping')); }
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,168 @@
+// Kafka bus (kafkajs): the durable transport of cluster mode. Partitions are chosen by the shared
+// partitioner; a consumer group gives each partition one owner; offsets of record are kept by the
+// runtime in the database, Kafka's committed offsets only tell a new owner roughly where to start.
+import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type Admin } from 'kafkajs';
+import { partitionFor } from './partitioner.ts';
+import type { Bus, ConsumeOptions, ConsumerHandle, OutRecord, TopicSpec } from './types.ts';
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  log?: { warn(o: object, m?: string): void; error(o: object, m?: string): void };
+  sessionTimeoutMs?: number;
+  /** Replication factor of topics this bus creates (1 for a single broker). */
+  replicationFactor?: number;
+  heartbeatIntervalMs?: number;
+}
+
+export class KafkaBus implements Bus {
+  readonly durable = true;
+  private kafka: Kafka;
+  private producer: Producer;
+  private admin: Admin;
+  private partitionCounts = new Map<string, number>();
+  private consumers = new Set<Consumer>();
+  private started: Promise<void>;
+
+  constructor(private opts: KafkaBusOptions) {
+    const log = opts.log;
+    this.kafka = new Kafka({
+      clientId: opts.clientId,
+      brokers: opts.brokers,
+      logLevel: logLevel.WARN,
+      logCreator: () => ({ level, log: entry }) => {
+        if (!log) return;
+        const { message, ...rest } = entry;
+        if (level <= logLevel.ERROR) log.error({ kafka: rest }, message);
+        else log.warn({ kafka: rest }, message);
+      },
+      retry: { initialRetryTime: 100, retries: 8 },
+    });
+    // Partitions are chosen here (partitionFor) on every record; the partitioner option only silences kafkajs.
+    this.producer = this.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    this.admin = this.kafka.admin();
+    this.started = Promise.all([this.producer.connect(), this.admin.connect()]).then(() => undefined);
+  }
+
+  async ensureTopics(specs: TopicSpec[]): Promise<void> {
+    await this.started;
+    const existing = new Set(await this.admin.listTopics());
+    const missing = specs.filter((s) => !existing.has(s.topic));
+    if (missing.length) {
+      try {
+        await this.admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((s) => ({ topic: s.topic, numPartitions: s.partitions, replicationFactor: this.opts.replicationFactor ?? 1 })),
+        });
+      } catch (e: any) {
+        // Another node created it first: fine, as long as its metadata shows up below.
+        const already = e?.type === 'TOPIC_ALREADY_EXISTS' || (e?.errors ?? []).every((x: any) => x?.type === 'TOPIC_ALREADY_EXISTS');
+        if (!already) throw e;
+      }
+    }
+    // A topic just created (here or by another node) may take a moment to be served everywhere.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        const meta = await this.admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+        if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) {
+          for (const t of meta.topics) this.partitionCounts.set(t.name, t.partitions.length);
+          return;
+        }
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+      }
+      if (Date.now() > deadline) throw new Error(`topics ${specs.map((s) => s.topic).join(', ')} have no leaders`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  partitionsOf(topic: string): number {
+    const n = this.partitionCounts.get(topic);
+    if (n === undefined) throw new Error(`topic ${topic} not ensured`);
+    return n;
+  }
+
+  private async partitionsKnown(topic: string): Promise<number> {
+    const n = this.partitionCounts.get(topic);
+    if (n !== undefined) return n;
+    const meta = await this.admin.fetchTopicMetadata({ topics: [topic] });
+    const count = meta.topics[0]?.partitions.length ?? 0;
+    if (!count) throw new Error(`topic ${topic} does not exist`);
+    this.partitionCounts.set(topic, count);
+    return count;
+  }
+
+  async send(topic: string, records: OutRecord[]): Promise<void> {
+    await this.started;
+    const n = await this.partitionsKnown(topic);
+    await this.producer.send({
+      topic,
+      acks: -1,
+      messages: records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, partition: partitionFor(r.key, n) })),
+    });
+  }
+
+  async consume(opts: ConsumeOptions): Promise<ConsumerHandle> {
+    await this.started;
+    const consumer = this.kafka.consumer({
+      groupId: opts.groupId,
+      sessionTimeout: this.opts.sessionTimeoutMs ?? 3000,
+      heartbeatInterval: this.opts.heartbeatIntervalMs ?? 300,
+      rebalanceTimeout: 10_000,
+      maxWaitTimeInMs: 20,
+      allowAutoTopicCreation: false,
+      retry: { initialRetryTime: 100, retries: 30 },
+    });
+    this.consumers.add(consumer);
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      const assignment = e.payload.memberAssignment as Record<string, number[]>;
+      opts.onAssignment?.(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((partition) => ({ topic, partition }))));
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: opts.topics, fromBeginning: opts.fromBeginning });
+    const concurrency = opts.topics.reduce((a, t) => a + (this.partitionCounts.get(t) ?? 1), 0);
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: Math.max(1, concurrency),
+      eachBatch: async ({ batch, isStale, isRunning, resolveOffset }) => {
+        if (!batch.messages.length || isStale() || !isRunning()) return;
+        const records = batch.messages.map((m) => ({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: BigInt(m.offset),
+          key: m.key?.toString() ?? '',
+          value: m.value?.toString() ?? '',
+          headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v ?? '')])),
+        }));
+        let outcome;
+        try {
+          outcome = await opts.onBatch({ topic: batch.topic, partition: batch.partition, records });
+        } catch (e) {
+          this.opts.log?.error({ err: e, topic: batch.topic, partition: batch.partition }, 'batch failed; redelivering');
+          await new Promise((r) => setTimeout(r, 100));
+          outcome = { seek: records[0].offset };
+        }
+        if ('seek' in outcome) {
+          consumer.seek({ topic: batch.topic, partition: batch.partition, offset: outcome.seek.toString() });
+          return;
+        }
+        resolveOffset(batch.messages[batch.messages.length - 1].offset);
+        const next = (records[records.length - 1].offset + 1n).toString();
+        consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]).catch(() => undefined);
+      },
+    });
+    return {
+      stop: async () => {
+        this.consumers.delete(consumer);
+        await consumer.disconnect();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.consumers].map((c) => c.disconnect()));
+    await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
+  }
+}

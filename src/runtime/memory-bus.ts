@@ -1,0 +1,119 @@
+// In-process bus: the same topics, partitions, partitioner and per-key ordering as Kafka, in memory.
+// One member per consumer group; offsets are positions in a partition's log, which starts empty at
+// every boot (the bus is not durable: the runtime learns that from `durable`).
+import { partitionFor } from './partitioner.ts';
+import type { Bus, ConsumeOptions, ConsumerHandle, InRecord, OutRecord, TopicSpec } from './types.ts';
+
+interface PartitionLog {
+  base: bigint; // offset of records[0]
+  records: InRecord[];
+  waiters: Set<() => void>;
+}
+
+const MAX_BATCH = 500;
+
+export class MemoryBus implements Bus {
+  readonly durable = false;
+  private topics = new Map<string, PartitionLog[]>();
+  private positions = new Map<string, Map<string, bigint>>(); // topic:partition -> group -> next offset
+  private closed = false;
+
+  constructor(private defaultPartitions = 12, private onError?: (err: unknown, topic: string, partition: number) => void) {}
+
+  async ensureTopics(specs: TopicSpec[]): Promise<void> {
+    for (const s of specs) this.log(s.topic, s.partitions);
+  }
+
+  partitionsOf(topic: string): number {
+    return this.log(topic).length;
+  }
+
+  private log(topic: string, partitions = this.defaultPartitions): PartitionLog[] {
+    let logs = this.topics.get(topic);
+    if (!logs) {
+      logs = Array.from({ length: partitions }, () => ({ base: 0n, records: [], waiters: new Set<() => void>() }));
+      this.topics.set(topic, logs);
+    }
+    return logs;
+  }
+
+  async send(topic: string, records: OutRecord[]): Promise<void> {
+    if (this.closed) throw new Error('bus closed');
+    const logs = this.log(topic);
+    const touched = new Set<PartitionLog>();
+    for (const r of records) {
+      const partition = partitionFor(r.key, logs.length);
+      const log = logs[partition];
+      const offset = log.base + BigInt(log.records.length);
+      log.records.push({ ...r, topic, partition, offset });
+      touched.add(log);
+    }
+    for (const log of touched) for (const w of [...log.waiters]) w();
+  }
+
+  async consume(opts: ConsumeOptions): Promise<ConsumerHandle> {
+    let running = true;
+    const loops: Promise<void>[] = [];
+    const assigned: { topic: string; partition: number }[] = [];
+    for (const topic of opts.topics) {
+      const logs = this.log(topic);
+      logs.forEach((log, partition) => {
+        assigned.push({ topic, partition });
+        loops.push(this.loop(opts, topic, partition, log, () => running));
+      });
+    }
+    opts.onAssignment?.(assigned);
+    return {
+      stop: async () => {
+        running = false;
+        for (const logs of this.topics.values()) for (const l of logs) for (const w of [...l.waiters]) w();
+        await Promise.allSettled(loops);
+      },
+    };
+  }
+
+  private async loop(opts: ConsumeOptions, topic: string, partition: number, log: PartitionLog, running: () => boolean) {
+    const id = `${topic}:${partition}`;
+    const groups = this.positions.get(id) ?? new Map<string, bigint>();
+    this.positions.set(id, groups);
+    let next = groups.get(opts.groupId) ?? (opts.fromBeginning ? log.base : log.base + BigInt(log.records.length));
+    while (running() && !this.closed) {
+      const end = log.base + BigInt(log.records.length);
+      if (next >= end) {
+        await new Promise<void>((resolve) => {
+          const w = () => { log.waiters.delete(w); resolve(); };
+          log.waiters.add(w);
+        });
+        continue;
+      }
+      const from = Number(next - log.base);
+      const records = log.records.slice(Math.max(0, from), from + MAX_BATCH);
+      try {
+        const outcome = await opts.onBatch({ topic, partition, records });
+        next = 'seek' in outcome ? outcome.seek : records[records.length - 1].offset + 1n;
+      } catch (err) {
+        this.onError?.(err, topic, partition);
+        await new Promise((r) => setTimeout(r, 50)); // the handler failed: deliver the same batch again
+      }
+      groups.set(opts.groupId, next);
+      this.trim(log, groups);
+    }
+  }
+
+  /** Drops records every group has consumed, keeping memory bounded on a long-running node. */
+  private trim(log: PartitionLog, groups: Map<string, bigint>) {
+    if (log.records.length < 10_000) return;
+    let min = log.base + BigInt(log.records.length);
+    for (const p of groups.values()) if (p < min) min = p;
+    const drop = Number(min - log.base);
+    if (drop > 0) {
+      log.records.splice(0, drop);
+      log.base = min;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const logs of this.topics.values()) for (const l of logs) for (const w of [...l.waiters]) w();
+  }
+}

@@ -1,0 +1,97 @@
+// A node's runtime: joins the consumer group of the command topics and runs a PartitionWorker for
+// every partition it is assigned. Actor kinds plug in; the runtime knows nothing of their domain.
+import { start as startActorSystem, stop as stopActorSystem } from 'nact';
+import { PartitionWorker, type WorkerDeps } from './partition-worker.ts';
+import type { ActorKind, Bus, ConsumerHandle } from './types.ts';
+import type { RuntimeStore } from './store-port.ts';
+
+export interface RuntimeOptions {
+  bus: Bus;
+  store: RuntimeStore;
+  nodeId: string;
+  groupId: string;
+  kinds: { kind: ActorKind; owns(key: string): boolean }[];
+  partitions: Record<string, number>;
+  log: WorkerDeps['log'];
+  metrics?: WorkerDeps['metrics'];
+  faults?: WorkerDeps['faults'];
+}
+
+export class Runtime {
+  private workers = new Map<string, PartitionWorker>();
+  private consumer: ConsumerHandle | null = null;
+  private system: any;
+  private assigned: { topic: string; partition: number }[] = [];
+  private joined = false;
+
+  /** Whether this node has joined its consumer group (it may own no partition when nodes outnumber them). */
+  get hasJoined(): boolean {
+    return this.joined;
+  }
+
+  constructor(private opts: RuntimeOptions) {}
+
+  get topics(): string[] {
+    return [...new Set(this.opts.kinds.map((k) => k.kind.topic))];
+  }
+
+  async start(): Promise<void> {
+    const { bus } = this.opts;
+    await bus.ensureTopics(this.topics.map((topic) => ({ topic, partitions: this.opts.partitions[topic] ?? 12 })));
+    this.system = startActorSystem();
+    const deps: WorkerDeps = {
+      bus,
+      store: this.opts.store,
+      groupId: this.opts.groupId,
+      owner: this.opts.nodeId,
+      system: this.system,
+      kindFor: (topic, key) => this.opts.kinds.find((k) => k.kind.topic === topic && k.owns(key))?.kind,
+      log: this.opts.log,
+      metrics: this.opts.metrics,
+      faults: this.opts.faults,
+    };
+    this.consumer = await bus.consume({
+      groupId: this.opts.groupId,
+      topics: this.topics,
+      fromBeginning: true,
+      onAssignment: (assigned) => {
+        this.assigned = assigned;
+        this.joined = true;
+        const keep = new Set(assigned.map((a) => `${a.topic}/${a.partition}`));
+        // Partitions that moved away lose their actors. Those that stay keep them: if anyone else
+        // advanced one meanwhile, the fenced commit notices and the worker reloads from the store.
+        for (const [id, w] of this.workers) {
+          if (keep.has(id)) continue;
+          w.reset();
+          this.workers.delete(id);
+        }
+        this.opts.log.info({ node: this.opts.nodeId, partitions: assigned.length }, 'partitions assigned');
+      },
+      onBatch: (batch) => {
+        const id = `${batch.topic}/${batch.partition}`;
+        let w = this.workers.get(id);
+        if (!w) {
+          w = new PartitionWorker(deps, batch.topic, batch.partition);
+          this.workers.set(id, w);
+        }
+        return w.handle(batch);
+      },
+    });
+  }
+
+  assignment(): { topic: string; partition: number }[] {
+    return this.assigned;
+  }
+
+  actorCount(): number {
+    return this.workers.size;
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.stop();
+    this.consumer = null;
+    for (const w of this.workers.values()) w.reset();
+    this.workers.clear();
+    if (this.system) stopActorSystem(this.system);
+  }
+}

@@ -1,0 +1,100 @@
+// The runtime's vocabulary: buses, records, deciders and actor kinds. Knows nothing of any domain.
+
+export interface OutRecord {
+  key: string;
+  value: string;
+  headers?: Record<string, string>;
+}
+
+export interface InRecord extends OutRecord {
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+export interface Batch {
+  topic: string;
+  partition: number;
+  records: InRecord[];
+}
+
+/** What a batch handler asks the bus to do next. */
+export type BatchOutcome = { done: true } | { seek: bigint };
+
+export interface ConsumerHandle {
+  stop(): Promise<void>;
+}
+
+export interface ConsumeOptions {
+  groupId: string;
+  topics: string[];
+  /** Read from the start when the group has no position (command topics), else from the end. */
+  fromBeginning: boolean;
+  onBatch(batch: Batch): Promise<BatchOutcome>;
+  /** The partitions this member owns now (after every rebalance). */
+  onAssignment?(assigned: { topic: string; partition: number }[]): void;
+}
+
+export interface TopicSpec {
+  topic: string;
+  partitions: number;
+}
+
+export interface Bus {
+  /** A durable bus keeps its log across restarts (Kafka); the in-process one does not. */
+  readonly durable: boolean;
+  ensureTopics(specs: TopicSpec[]): Promise<void>;
+  partitionsOf(topic: string): number;
+  send(topic: string, records: OutRecord[]): Promise<void>;
+  consume(opts: ConsumeOptions): Promise<ConsumerHandle>;
+  close(): Promise<void>;
+}
+
+/** A pure decider: no clock, no randomness, no I/O. Time and ids come in the command. */
+export interface Decision<E, R> {
+  events: E[];
+  reply: R;
+  /** false: the command had no effect and must be retried later (not remembered as answered). */
+  final?: boolean;
+}
+
+export interface Decider<S, C, E, R> {
+  initial(key: string): S;
+  decide(state: S, command: C): Decision<E, R>;
+  evolve(state: S, event: E): S;
+}
+
+/** The command envelope carried on a topic. */
+export interface Envelope<C = unknown> {
+  v: 1;
+  /** Idempotency key: a command seen before is answered with its first reply, not applied again. */
+  id?: string;
+  /** Milliseconds since the epoch, stamped by whoever sent the command. */
+  at: number;
+  cmd: C;
+}
+
+export interface Applied<C, E, S> {
+  key: string;
+  command: C;
+  envelope: Envelope<C>;
+  events: E[];
+  state: S;
+}
+
+/** A transaction of the store the runtime commits in: the kind writes its effects through it. */
+export interface StoreTx {
+  execute<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+export interface ActorKind<S = any, C = any, E = any, R = any> {
+  name: string;
+  topic: string;
+  decider: Decider<S, C, E, R>;
+  /** Validates a command read off the topic; throws on garbage (dead-lettered). */
+  parse(cmd: unknown, envelope: Envelope): C;
+  toSnapshot(state: S): unknown;
+  fromSnapshot(json: unknown): S;
+  /** Writes the effects of a batch inside the runtime's transaction. */
+  project(tx: StoreTx, applied: Applied<C, E, S>[]): Promise<void>;
+}

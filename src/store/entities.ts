@@ -1,0 +1,300 @@
+// MikroORM entity schemas: the read models of the parlay mirror and the runtime's own tables.
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const Parlay = defineEntity({
+  name: 'Parlay',
+  tableName: 'parlays',
+  properties: {
+    parlayId: p.bigint().fieldName('parlay_id').primary().autoincrement(false),
+    id: p.uuid(),
+    userWallet: p.string().fieldName('user_wallet'),
+    stake: p.bigint(),
+    combinedProbability: p.bigint().fieldName('combined_probability'),
+    potentialPayout: p.bigint().fieldName('potential_payout'),
+    actualPayout: p.bigint().fieldName('actual_payout'),
+    status: p.string().length(16),
+    legsTotal: p.integer().fieldName('legs_total'),
+    legsWon: p.integer().fieldName('legs_won'),
+    legsLost: p.integer().fieldName('legs_lost'),
+    legsResolved: p.integer().fieldName('legs_resolved'),
+    txSignature: p.string().fieldName('tx_signature'),
+    claimTxSignature: p.string().fieldName('claim_tx_signature').default(''),
+    createdAt: p.datetime().fieldName('created_at'),
+    settledAt: p.datetime().fieldName('settled_at').nullable(),
+    claimedAt: p.datetime().fieldName('claimed_at').nullable(),
+  },
+  indexes: [
+    // SPEC 2.2: lookups by (user_wallet, status), wallets compared case-insensitively; by (status, newest first).
+    { name: 'parlays_wallet_status_idx', expression: 'create index "parlays_wallet_status_idx" on "parlays" (lower("user_wallet"), "status", "created_at" desc)' },
+    { name: 'parlays_status_created_idx', expression: 'create index "parlays_status_created_idx" on "parlays" ("status", "created_at" desc)' },
+    { name: 'parlays_created_idx', expression: 'create index "parlays_created_idx" on "parlays" ("created_at" desc)' },
+  ],
+});
+
+export const ParlayLeg = defineEntity({
+  name: 'ParlayLeg',
+  tableName: 'parlay_legs',
+  properties: {
+    parlayId: p.bigint().fieldName('parlay_id').primary().autoincrement(false),
+    legIndex: p.integer().fieldName('leg_index').primary(),
+    onChainMarketId: p.bigint().fieldName('on_chain_market_id'),
+    marketAddress: p.string().fieldName('market_address'),
+    selectedOutcome: p.string().fieldName('selected_outcome').length(8),
+    probabilityAtEntry: p.integer().fieldName('probability_at_entry'),
+    status: p.string().length(16),
+    resolvedAt: p.datetime().fieldName('resolved_at').nullable(),
+  },
+  uniques: [
+    { name: 'parlay_legs_parlay_market_uniq', properties: ['parlayId', 'onChainMarketId'] },
+  ],
+  indexes: [{ name: 'parlay_legs_market_status_idx', properties: ['onChainMarketId', 'status'] }],
+});
+
+export const Vault = defineEntity({
+  name: 'Vault',
+  tableName: 'vault',
+  properties: {
+    id: p.integer().primary(),
+    vaultAddress: p.string().fieldName('vault_address').default(''),
+    balance: p.bigint().default(0),
+    totalStaked: p.bigint().fieldName('total_staked').default(0),
+    totalPaidOut: p.bigint().fieldName('total_paid_out').default(0),
+    totalExposure: p.bigint().fieldName('total_exposure').default(0),
+    maxPayoutCap: p.bigint().fieldName('max_payout_cap').default(0),
+    maxLegs: p.integer().fieldName('max_legs').default(0),
+    minStake: p.bigint().fieldName('min_stake').default(0),
+    maxStake: p.bigint().fieldName('max_stake').default(0),
+    isActive: p.boolean().fieldName('is_active').default(true),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+});
+
+export const ProgramConfig = defineEntity({
+  name: 'ProgramConfig',
+  tableName: 'program_config',
+  properties: {
+    id: p.integer().primary(),
+    authority: p.string(),
+    collateralMint: p.string().fieldName('collateral_mint'),
+    vault: p.string(),
+    maxLegs: p.integer().fieldName('max_legs'),
+    minStake: p.bigint().fieldName('min_stake'),
+    maxStake: p.bigint().fieldName('max_stake'),
+    maxPayoutCap: p.bigint().fieldName('max_payout_cap'),
+    exposureRatioBps: p.integer().fieldName('exposure_ratio_bps'),
+    houseEdgeBps: p.integer().fieldName('house_edge_bps'),
+    paused: p.boolean(),
+    slot: p.bigint(),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+});
+
+export const AppUser = defineEntity({
+  name: 'AppUser',
+  tableName: 'users',
+  properties: {
+    id: p.string().primary(),
+    wallet: p.string().nullable(),
+    isSuperuser: p.boolean().fieldName('is_superuser').default(false),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+  indexes: [{ name: 'users_wallet_lower_idx', expression: 'create index "users_wallet_lower_idx" on "users" (lower("wallet"))' }],
+});
+
+/** Commands already applied, by idempotency key, with the answer first given. */
+export const CommandInbox = defineEntity({
+  name: 'CommandInbox',
+  tableName: 'command_inbox',
+  properties: {
+    key: p.string().primary(),
+    reply: p.json(),
+    createdAt: p.datetime().fieldName('created_at'),
+  },
+});
+
+export const DeadLetter = defineEntity({
+  name: 'DeadLetter',
+  tableName: 'dead_letters',
+  properties: {
+    id: p.bigint().primary().autoincrement(),
+    source: p.string().unique(),
+    reason: p.text(),
+    payload: p.text(),
+    createdAt: p.datetime().fieldName('created_at'),
+  },
+});
+
+/** The next offset to consume per (group, topic, partition): committed with the effects it produced. */
+export const ConsumerOffset = defineEntity({
+  name: 'ConsumerOffset',
+  tableName: 'consumer_offsets',
+  properties: {
+    groupId: p.string().primary().fieldName('group_id'),
+    topic: p.string().primary(),
+    partition: p.integer().primary(),
+    nextOffset: p.bigint().fieldName('next_offset'),
+    owner: p.string(),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+});
+
+/** Actor state as of `next_offset` of its partition. */
+export const ActorSnapshot = defineEntity({
+  name: 'ActorSnapshot',
+  tableName: 'actor_snapshots',
+  properties: {
+    kind: p.string().primary(),
+    key: p.string().primary(),
+    state: p.json(),
+    topic: p.string(),
+    partition: p.integer(),
+    nextOffset: p.bigint().fieldName('next_offset'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+});
+
+/** The market catalog shared by the order book and the parlay side (contracts/clob.md, Markets). */
+export const Market = defineEntity({
+  name: 'Market',
+  tableName: 'markets',
+  properties: {
+    conditionId: p.string().primary().fieldName('condition_id'),
+    question: p.text().default(''),
+    yesTokenId: p.string().fieldName('yes_token_id'),
+    noTokenId: p.string().fieldName('no_token_id'),
+    /** micro-units of collateral per token unit (0.01 = 10000) */
+    tickSize: p.bigint().fieldName('tick_size'),
+    minSize: p.bigint().fieldName('min_size'),
+    takerFeeBps: p.integer().fieldName('taker_fee_bps'),
+    startTime: p.datetime().fieldName('start_time').nullable(),
+    delayMs: p.integer().fieldName('delay_ms').default(0),
+    status: p.string().length(16),
+    onChainMarketId: p.bigint().fieldName('on_chain_market_id').nullable().unique(),
+    marketAddress: p.string().fieldName('market_address').nullable(),
+    /** the catalog's reference price of YES, micro-units */
+    referencePrice: p.bigint().fieldName('reference_price').nullable(),
+    createdAt: p.datetime().fieldName('created_at'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+  indexes: [
+    { name: 'markets_yes_token_idx', properties: ['yesTokenId'] },
+    { name: 'markets_no_token_idx', properties: ['noTokenId'] },
+  ],
+});
+
+/** Sign-in messages already used (each is accepted once). */
+export const AuthSignIn = defineEntity({
+  name: 'AuthSignIn',
+  tableName: 'auth_signins',
+  properties: {
+    address: p.string().primary(),
+    timestamp: p.bigint().primary(),
+    createdAt: p.datetime().fieldName('created_at'),
+  },
+});
+
+/** Messages a batch commits for other actors or topics; a relay sends them after the commit. */
+export const Outbox = defineEntity({
+  name: 'Outbox',
+  tableName: 'outbox',
+  properties: {
+    id: p.bigint().primary().autoincrement(),
+    topic: p.string(),
+    key: p.string(),
+    value: p.text(),
+    createdAt: p.datetime().fieldName('created_at'),
+  },
+});
+
+/** The ledger's view of orders (contracts/clob.md, OpenOrder): finished orders stay readable. */
+export const OpenOrder = defineEntity({
+  name: 'OpenOrder',
+  tableName: 'open_orders',
+  properties: {
+    id: p.string().primary(),
+    market: p.string(),
+    assetId: p.string().fieldName('asset_id'),
+    owner: p.string(),
+    ownerLc: p.string().fieldName('owner_lc'),
+    side: p.string().length(4),
+    outcome: p.string().length(3),
+    originalSize: p.bigint().fieldName('original_size'),
+    sizeMatched: p.bigint().fieldName('size_matched'),
+    price: p.integer(),
+    status: p.string().length(16),
+    associateTrades: p.json().fieldName('associate_trades'),
+    type: p.string().length(3),
+    feeRateBps: p.integer().fieldName('fee_rate_bps'),
+    expiration: p.bigint(),
+    createdAt: p.datetime().fieldName('created_at'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+  indexes: [
+    { name: 'open_orders_owner_market_idx', properties: ['ownerLc', 'market', 'status'] },
+    { name: 'open_orders_market_status_idx', properties: ['market', 'status'] },
+  ],
+});
+
+/** One taker execution (contracts/clob.md, TradeSummary). */
+export const Trade = defineEntity({
+  name: 'Trade',
+  tableName: 'trades',
+  properties: {
+    id: p.string().primary(),
+    takerOrderId: p.string().fieldName('taker_order_id'),
+    market: p.string(),
+    assetId: p.string().fieldName('asset_id'),
+    side: p.string().length(4),
+    outcome: p.string().length(3),
+    size: p.bigint(),
+    price: p.integer(),
+    notional: p.bigint(),
+    feeRateBps: p.integer().fieldName('fee_rate_bps'),
+    fee: p.bigint(),
+    status: p.string().length(16),
+    matchType: p.string().fieldName('match_type').length(16),
+    matchTime: p.datetime().fieldName('match_time'),
+    lastUpdate: p.datetime().fieldName('last_update'),
+    owner: p.string(),
+    makerAddress: p.string().fieldName('maker_address'),
+    transactionHash: p.string().fieldName('transaction_hash').default(''),
+    makerOrders: p.json().fieldName('maker_orders'),
+  },
+  indexes: [{ name: 'trades_market_time_idx', expression: 'create index "trades_market_time_idx" on "trades" ("market", "match_time" desc)' }],
+});
+
+/** Who took part in a trade, for the caller-scoped trade reads. */
+export const TradeParty = defineEntity({
+  name: 'TradeParty',
+  tableName: 'trade_parties',
+  properties: {
+    tradeId: p.string().primary().fieldName('trade_id'),
+    addressLc: p.string().primary().fieldName('address_lc'),
+    role: p.string().primary().length(5),
+    market: p.string(),
+    assetId: p.string().fieldName('asset_id'),
+    matchTime: p.datetime().fieldName('match_time'),
+  },
+  indexes: [{ name: 'trade_parties_address_time_idx', expression: 'create index "trade_parties_address_time_idx" on "trade_parties" ("address_lc", "match_time" desc)' }],
+});
+
+/** The public ledger, per market and topic with a gap-free `seq`: published to ledger.orders /
+ *  ledger.trades and served as Server-Sent Events. */
+export const LedgerMessage = defineEntity({
+  name: 'LedgerMessage',
+  tableName: 'ledger_messages',
+  properties: {
+    market: p.string().primary(),
+    topic: p.string().primary().length(16),
+    seq: p.bigint().primary(),
+    type: p.string().length(32),
+    /** the order's owner (lower case) for order messages; null for public ones */
+    ownerLc: p.string().fieldName('owner_lc').nullable(),
+    payload: p.json(),
+    at: p.datetime(),
+    published: p.boolean().default(false),
+  },
+  indexes: [{ name: 'ledger_messages_unpublished_idx', expression: 'create index "ledger_messages_unpublished_idx" on "ledger_messages" ("market", "topic", "seq") where not "published"' }],
+});
+
+export const entities = [LedgerMessage, OpenOrder, Trade, TradeParty, Outbox, Parlay, ParlayLeg, Vault, ProgramConfig, AppUser, CommandInbox, DeadLetter, ConsumerOffset, ActorSnapshot, Market, AuthSignIn];

@@ -1,0 +1,14 @@
+// Every migration, in order. `npm start` applies the pending ones.
+import { Migration20261122134810 } from './Migration20261122134810.ts';
+import { Migration20261122141253 } from './Migration20261122141253.ts';
+import { Migration20261122141631 } from './Migration20261122141631.ts';
+import { Migration20261122142143 } from './Migration20261122142143.ts';
+import { Migration20261122143817 } from './Migration20261122143817.ts';
+
+export const migrationsList = [
+  { name: 'Migration20261122134810', class: Migration20261122134810 },
+  { name: 'Migration20261122141253', class: Migration20261122141253 },
+  { name: 'Migration20261122141631', class: Migration20261122141631 },
+  { name: 'Migration20261122142143', class: Migration20261122142143 },
+  { name: 'Migration20261122143817', class: Migration20261122143817 },
+];

@@ -1,0 +1,75 @@
+// The outbox: messages a batch commits for other actors or topics (in the same transaction as the
+// batch's effects), and the relay that sends them after the commit. At least once: a relay that
+// dies after sending and before deleting sends again, so every message carries an idempotency key
+// (`id` of the envelope) or a sequence number its consumer checks.
+import type { Bus, OutRecord, StoreTx } from '../runtime/types.ts';
+import type { Orm } from './orm.ts';
+import { toJson } from '../runtime/json.ts';
+
+export interface OutboxMessage { topic: string; key: string; value: string }
+
+export async function enqueue(tx: StoreTx, messages: OutboxMessage[]): Promise<void> {
+  if (!messages.length) return;
+  await tx.execute(
+    `insert into outbox (topic, key, value, created_at) select t.topic, t.key, t.value, now()
+     from jsonb_to_recordset(?::jsonb) as t(topic text, key text, value text)`,
+    [toJson(messages)],
+  );
+}
+
+export class OutboxRelay {
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private stopped = false;
+  private kick: (() => void) | null = null;
+
+  constructor(private orm: Orm, private bus: Bus, private log: { error(o: object, m?: string): void }, private intervalMs = 50, private batch = 500) {}
+
+  start(): void {
+    const loop = async () => {
+      if (this.stopped) return;
+      let sent = 0;
+      try { sent = await this.drainOnce(); } catch (err) { this.log.error({ err }, 'outbox relay failed; retrying'); }
+      if (this.stopped) return;
+      if (sent >= this.batch) setImmediate(loop);
+      else this.timer = setTimeout(loop, this.intervalMs);
+    };
+    this.kick = () => { if (this.timer) { clearTimeout(this.timer); this.timer = null; setImmediate(loop); } };
+    void loop();
+  }
+
+  /** Wakes the relay now (after a commit that wrote to the outbox). */
+  poke(): void {
+    this.kick?.();
+  }
+
+  /** Sends one batch in id order; rows are deleted in the transaction that locked them, after sending. */
+  async drainOnce(): Promise<number> {
+    if (this.running) return 0;
+    this.running = true;
+    try {
+      return await (this.orm.em.fork() as any).transactional(async (em: any) => {
+        const rows: { id: string; topic: string; key: string; value: string }[] = await em.execute(
+          'select id::text, topic, key, value from outbox order by id limit ? for update skip locked', [this.batch],
+        );
+        if (!rows.length) return 0;
+        const byTopic = new Map<string, OutRecord[]>();
+        for (const r of rows) {
+          const list = byTopic.get(r.topic) ?? [];
+          list.push({ key: r.key, value: r.value });
+          byTopic.set(r.topic, list);
+        }
+        for (const [topic, recs] of byTopic) await this.bus.send(topic, recs);
+        await em.execute('delete from outbox where id in (?)', [rows.map((r) => r.id)]);
+        return rows.length;
+      });
+    } finally {
+      this.running = false;
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,167 @@
+// Writes the MarketBook actor's events into the ledger read models (open_orders, trades,
+// trade_parties) and, through the outbox, tells the wallets what their orders hold no more.
+import type { Applied, StoreTx } from '../../runtime/types.ts';
+import { toJson } from '../../runtime/json.ts';
+import { enqueue, type OutboxMessage } from '../outbox.ts';
+import type { MarketBookEvent } from '../../../actors/market-book/index.ts';
+
+type Ev = MarketBookEvent;
+const iso = (ms: number) => new Date(ms).toISOString();
+const dec = (micro: bigint | number) => {
+  const v = BigInt(micro);
+  const f = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
+  return f ? `${v / 1_000_000n}.${f}` : `${v / 1_000_000n}`;
+};
+
+export interface LedgerProjectionOptions { walletTopic: string }
+
+/** The wallet command (as the outbox carries it) that releases what an event frees. */
+function release(topic: string, id: string, orderId: string, rel: { owner: string; amount: bigint } | undefined, reason: string, at: number): OutboxMessage | null {
+  if (!rel || rel.amount <= 0n) return null;
+  return { topic, key: rel.owner, value: toJson({ v: 1, id, at, cmd: { type: 'Release', orderId, amount: rel.amount.toString(), reason } }) };
+}
+
+export function ledgerProjection(o: LedgerProjectionOptions) {
+  return async function projectLedger(tx: StoreTx, applied: Applied<unknown, Ev, unknown>[]): Promise<void> {
+    const orders: Record<string, unknown>[] = [];
+    const updates: Record<string, unknown>[] = [];
+    const trades: Record<string, unknown>[] = [];
+    const parties: Record<string, unknown>[] = [];
+    const wallet: OutboxMessage[] = [];
+    const ledger: Record<string, unknown>[] = [];
+    const say = (market: string, topic: 'orders' | 'trades', type: string, owner: string | null, at: number, payload: Record<string, unknown>) =>
+      ledger.push({ market, topic, type, owner_lc: owner?.toLowerCase() ?? null, at: iso(at), ord: ledger.length, payload });
+    const w = o.walletTopic;
+    for (const a of applied) {
+      const market = a.key;
+      for (const e of a.events as any[]) {
+        switch (e.type) {
+          case 'OrderPlaced':
+          case 'OrderDelayed': {
+            const od = e.order;
+            orders.push({
+              id: od.hash, market, asset_id: od.tokenId, owner: od.owner, owner_lc: od.owner.toLowerCase(), side: od.side, outcome: od.outcome,
+              original_size: od.size.toString(), size_matched: (od.sizeMatched ?? 0n).toString(), price: od.price,
+              status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status, associate_trades: e.tradeIds ?? [], type: od.orderType,
+              fee_rate_bps: od.feeRateBps, expiration: String(od.expiration), created_at: iso(od.createdAt), updated_at: iso(e.at),
+            });
+            say(market, 'orders', e.type === 'OrderDelayed' ? 'order_delayed' : 'order_placed', od.owner, e.at, {
+              order: {
+                id: od.hash, owner: od.owner, asset_id: od.tokenId, side: od.side, outcome: od.outcome, price: dec(od.price),
+                original_size: dec(od.size), size_matched: dec(od.sizeMatched ?? 0n), status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status,
+                type: od.orderType, expiration: String(od.expiration), created_at: String(Math.floor(od.createdAt / 1000)), associate_trades: e.tradeIds ?? [],
+              },
+            });
+            if (e.type === 'OrderPlaced') {
+              if (e.status === 'LIVE') wallet.push({ topic: w, key: od.owner, value: toJson({ v: 1, id: `confirm:${od.hash}`, at: e.at, cmd: { type: 'Confirm', orderId: od.hash } }) });
+              const m = release(w, `fill:${od.hash}:${(e.tradeIds ?? []).join(',')}`, od.hash, e.release, 'filled', e.at);
+              if (m) wallet.push(m);
+            }
+            break;
+          }
+          case 'OrderUpdated':
+            updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status: e.status, trade: e.tradeId, at: iso(e.at) });
+            say(market, 'orders', 'order_updated', e.owner, e.at, { order_id: e.orderId, owner: e.owner, size_matched: dec(e.sizeMatched), status: e.status, trade_id: e.tradeId });
+            { const m = release(w, `fill:${e.orderId}:${e.tradeId}`, e.orderId, e.release, 'filled', e.at); if (m) wallet.push(m); }
+            break;
+          case 'OrderCancelled':
+          case 'OrderEjected':
+          case 'OrderInvalidated': {
+            const status = e.type === 'OrderCancelled' ? 'CANCELED' : e.type === 'OrderInvalidated' ? 'INVALIDATED' : e.reason === 'expired' ? 'EXPIRED' : 'EJECTED';
+            updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status, trade: e.tradeId ?? null, at: iso(e.at) });
+            say(market, 'orders', e.type === 'OrderCancelled' ? 'order_cancelled' : e.type === 'OrderInvalidated' ? 'order_invalidated' : 'order_ejected', e.owner, e.at,
+              { order_id: e.orderId, owner: e.owner, size_matched: dec(e.sizeMatched), status, reason: e.reason ?? null, ...(e.tradeId ? { trade_id: e.tradeId } : {}) });
+            const m = release(w, `${status.toLowerCase()}:${e.orderId}`, e.orderId, e.release, status.toLowerCase(), e.at);
+            if (m) wallet.push(m);
+            break;
+          }
+          case 'TradeMatched': {
+            const t = e.trade;
+            trades.push({
+              id: t.id, taker_order_id: t.taker_order_id, market, asset_id: t.asset_id, side: t.side, outcome: t.outcome, size: t.size.toString(),
+              price: t.price, notional: t.notional.toString(), fee_rate_bps: t.fee_rate_bps, fee: t.fee.toString(), status: t.status,
+              match_type: t.match_type, match_time: iso(t.match_time), last_update: iso(t.last_update), owner: t.owner, maker_address: t.maker_address,
+              transaction_hash: t.transaction_hash ?? '', maker_orders: t.maker_orders.map((m: any) => ({ ...m, matched_amount: m.matched_amount.toString() })),
+            });
+            say(market, 'trades', 'trade_matched', null, t.match_time, {
+              trade: {
+                id: t.id, taker_order_id: t.taker_order_id, market, asset_id: t.asset_id, side: t.side, size: dec(t.size), price: dec(t.price),
+                fee_rate_bps: String(t.fee_rate_bps), status: t.status, match_type: t.match_type, match_time: String(Math.floor(t.match_time / 1000)),
+                owner: t.owner, maker_address: t.maker_address, transaction_hash: t.transaction_hash ?? '',
+                maker_orders: t.maker_orders.map((m: any) => ({ order_id: m.order_id, owner: m.owner, maker_address: m.maker_address, matched_amount: dec(m.matched_amount), price: dec(m.price), fee_rate_bps: String(m.fee_rate_bps), asset_id: m.asset_id, outcome: m.outcome, side: m.side })),
+              },
+            });
+            const seen = new Set<string>();
+            const party = (address: string, role: string) => {
+              const k = `${address.toLowerCase()}|${role}`;
+              if (seen.has(k)) return;
+              seen.add(k);
+              parties.push({ trade_id: t.id, address_lc: address.toLowerCase(), role, market, asset_id: t.asset_id, match_time: iso(t.match_time) });
+            };
+            party(t.owner, 'TAKER');
+            for (const m of t.maker_orders) party(m.owner, 'MAKER');
+            break;
+          }
+          default:
+            break;
+        }
+      }
+    }
+    if (orders.length) {
+      await tx.execute(
+        `insert into open_orders (id, market, asset_id, owner, owner_lc, side, outcome, original_size, size_matched, price, status,
+           associate_trades, type, fee_rate_bps, expiration, created_at, updated_at)
+         select t.id, t.market, t.asset_id, t.owner, t.owner_lc, t.side, t.outcome, t.original_size, t.size_matched, t.price, t.status,
+           t.associate_trades, t.type, t.fee_rate_bps, t.expiration, t.created_at, t.updated_at
+         from jsonb_to_recordset(?::jsonb) as t(id text, market text, asset_id text, owner text, owner_lc text, side text, outcome text,
+           original_size bigint, size_matched bigint, price int, status text, associate_trades jsonb, type text, fee_rate_bps int,
+           expiration bigint, created_at timestamptz, updated_at timestamptz)
+         on conflict (id) do update set status = excluded.status, size_matched = excluded.size_matched,
+           associate_trades = excluded.associate_trades, updated_at = excluded.updated_at`,
+        [toJson(orders)],
+      );
+    }
+    for (const u of updates) {
+      await tx.execute(
+        `update open_orders set size_matched = ?, status = ?, updated_at = ?,
+           associate_trades = case when ?::text is null or associate_trades @> to_jsonb(?::text) then associate_trades else associate_trades || to_jsonb(?::text) end
+         where id = ?`,
+        [u.size_matched, u.status, u.at, u.trade, u.trade, u.trade, u.id],
+      );
+    }
+    if (trades.length) {
+      await tx.execute(
+        `insert into trades (id, taker_order_id, market, asset_id, side, outcome, size, price, notional, fee_rate_bps, fee, status, match_type,
+           match_time, last_update, owner, maker_address, transaction_hash, maker_orders)
+         select t.id, t.taker_order_id, t.market, t.asset_id, t.side, t.outcome, t.size, t.price, t.notional, t.fee_rate_bps, t.fee, t.status,
+           t.match_type, t.match_time, t.last_update, t.owner, t.maker_address, t.transaction_hash, t.maker_orders
+         from jsonb_to_recordset(?::jsonb) as t(id text, taker_order_id text, market text, asset_id text, side text, outcome text, size bigint,
+           price int, notional bigint, fee_rate_bps int, fee bigint, status text, match_type text, match_time timestamptz, last_update timestamptz,
+           owner text, maker_address text, transaction_hash text, maker_orders jsonb)
+         on conflict (id) do nothing`,
+        [toJson(trades)],
+      );
+      await tx.execute(
+        `insert into trade_parties (trade_id, address_lc, role, market, asset_id, match_time)
+         select t.trade_id, t.address_lc, t.role, t.market, t.asset_id, t.match_time
+         from jsonb_to_recordset(?::jsonb) as t(trade_id text, address_lc text, role text, market text, asset_id text, match_time timestamptz)
+         on conflict do nothing`,
+        [toJson(parties)],
+      );
+    }
+    if (ledger.length) {
+      // One writer per market (its book's partition): the next seq of each (market, topic) is read and
+      // assigned inside the statement, gap-free.
+      await tx.execute(
+        `insert into ledger_messages (market, topic, seq, type, owner_lc, payload, at, published)
+         select t.market, t.topic,
+           coalesce((select max(l.seq) from ledger_messages l where l.market = t.market and l.topic = t.topic), 0)
+             + row_number() over (partition by t.market, t.topic order by t.ord),
+           t.type, t.owner_lc, t.payload, t.at, false
+         from jsonb_to_recordset(?::jsonb) as t(market text, topic text, type text, owner_lc text, payload jsonb, at timestamptz, ord int)`,
+        [toJson(ledger)],
+      );
+    }
+    await enqueue(tx, wallet);
+  };
+}

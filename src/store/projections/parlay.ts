@@ -1,0 +1,99 @@
+// Writes the Parlay actor's events into the parlays / parlay_legs read models.
+import { createHash } from 'node:crypto';
+import type { Applied, StoreTx } from '../../runtime/types.ts';
+import { toJson } from '../../runtime/json.ts';
+import { LEG_STATUS_CODES, STATUS_CODES, type ParlayEvent } from '../../../actors/parlay/decider.ts';
+
+/** A stable UUID per on-chain parlay id, so every node and every replay gives the same one. */
+export function parlayUuid(parlayId: string): string {
+  const h = createHash('sha256').update(`parlay:${parlayId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const SETTLED = new Set(['won', 'lost', 'voided']);
+
+export async function projectParlays(tx: StoreTx, applied: Applied<unknown, ParlayEvent, unknown>[]): Promise<void> {
+  const events = applied.flatMap((a) => a.events);
+  let creates: Extract<ParlayEvent, { type: 'ParlayCreated' }>[] = [];
+  const flush = async () => {
+    if (creates.length) await insertCreated(tx, creates);
+    creates = [];
+  };
+  for (const e of events) {
+    if (e.type === 'ParlayCreated') { creates.push(e); continue; }
+    await flush();
+    if (e.type === 'LegSettled') await legSettled(tx, e);
+    else if (e.type === 'ParlayClaimed') await claimed(tx, e);
+    else await voided(tx, e);
+  }
+  await flush();
+}
+
+async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'ParlayCreated' }>[]) {
+  const parlays = list.map((e) => ({
+    id: parlayUuid(e.parlayId), parlay_id: e.parlayId, user_wallet: e.user, stake: e.stake,
+    combined_probability: e.combinedProbability, potential_payout: e.potentialPayout, legs_total: e.legs.length,
+    tx_signature: e.signature, created_at: e.createdAt,
+  }));
+  await tx.execute(
+    `insert into parlays (id, parlay_id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
+       legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at)
+     select t.id, t.parlay_id, t.user_wallet, t.stake, t.combined_probability, t.potential_payout, 0, 'active',
+       t.legs_total, 0, 0, 0, t.tx_signature, '', to_timestamp(t.created_at)
+     from jsonb_to_recordset(?::jsonb) as t(id uuid, parlay_id bigint, user_wallet text, stake bigint, combined_probability bigint,
+       potential_payout bigint, legs_total int, tx_signature text, created_at bigint)
+     on conflict (parlay_id) do nothing`,
+    [toJson(parlays)],
+  );
+  const legs = list.flatMap((e) => e.legs.map((l, i) => ({
+    parlay_id: e.parlayId, leg_index: i, on_chain_market_id: l.marketId, market_address: l.market,
+    selected_outcome: l.outcome === 0 ? 'YES' : 'NO', probability_at_entry: l.probability,
+  })));
+  await tx.execute(
+    `insert into parlay_legs (parlay_id, leg_index, on_chain_market_id, market_address, selected_outcome, probability_at_entry, status)
+     select t.parlay_id, t.leg_index, t.on_chain_market_id, t.market_address, t.selected_outcome, t.probability_at_entry, 'pending'
+     from jsonb_to_recordset(?::jsonb) as t(parlay_id bigint, leg_index int, on_chain_market_id bigint, market_address text,
+       selected_outcome text, probability_at_entry int)
+     on conflict do nothing`,
+    [toJson(legs)],
+  );
+}
+
+async function legSettled(tx: StoreTx, e: Extract<ParlayEvent, { type: 'LegSettled' }>) {
+  await tx.execute(
+    `update parlay_legs set status = ?, resolved_at = to_timestamp(?) where parlay_id = ? and leg_index = ?`,
+    [LEG_STATUS_CODES[e.legStatus], e.settledAt, e.parlayId, e.legIndex],
+  );
+  const status = STATUS_CODES[e.parlayStatus];
+  await tx.execute(
+    `update parlays set
+       status = case when ? then ? else status end,
+       legs_won = case when ? then ? else legs_won end, legs_lost = case when ? then ? else legs_lost end,
+       legs_resolved = case when ? then ? else legs_resolved end,
+       actual_payout = case when ? then ? else actual_payout end,
+       settled_at = case when ? then coalesce(settled_at, to_timestamp(?)) else settled_at end
+     where parlay_id = ?`,
+    [e.applyStatus, status, e.applyCounters, e.legsWon, e.applyCounters, e.legsLost, e.applyCounters, e.legsResolved,
+      e.applyPayout, e.actualPayout, SETTLED.has(status), e.settledAt, e.parlayId],
+  );
+}
+
+async function claimed(tx: StoreTx, e: Extract<ParlayEvent, { type: 'ParlayClaimed' }>) {
+  await tx.execute(
+    `update parlays set claim_tx_signature = ?, claimed_at = to_timestamp(?),
+       actual_payout = case when ? then ? else actual_payout end,
+       status = case when ? then 'claimed' else status end
+     where parlay_id = ?`,
+    [e.signature, e.claimedAt, e.applyPayout, e.amount, e.applyStatus, e.parlayId],
+  );
+}
+
+async function voided(tx: StoreTx, e: Extract<ParlayEvent, { type: 'ParlayVoided' }>) {
+  await tx.execute(
+    `update parlays set actual_payout = case when ? then ? else actual_payout end,
+       settled_at = coalesce(settled_at, to_timestamp(?)),
+       status = case when ? then 'refunded' else status end
+     where parlay_id = ?`,
+    [e.applyPayout, e.refund, e.voidedAt, e.applyStatus, e.parlayId],
+  );
+}

@@ -1,0 +1,107 @@
+// The runtime's store on MikroORM: offsets (fenced), actor snapshots, the command inbox and dead
+// letters, committed in the same transaction as a batch's effects.
+import type { CommitArgs, DeadLetterRow, RuntimeStore } from '../runtime/store-port.ts';
+import type { StoreTx } from '../runtime/types.ts';
+import type { Orm } from './orm.ts';
+import { toJson } from '../runtime/json.ts';
+
+type Em = { execute(sql: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<any> };
+
+export function txOf(em: Em): StoreTx {
+  return { execute: (sql, params) => em.execute(sql, params as unknown[]) };
+}
+
+export class SqlRuntimeStore implements RuntimeStore {
+  /** PostgreSQL runs a multi-statement simple query atomically; PGlite's driver takes one statement per call. */
+  private multiStatement: boolean;
+
+  constructor(private orm: Orm) {
+    this.multiStatement = orm.config.get('driver')?.name !== 'PgliteDriver' && !/pglite/i.test(String(orm.em.getPlatform().constructor.name));
+  }
+
+  private em() {
+    return this.orm.em.fork() as any;
+  }
+
+  async loadOffset(groupId: string, topic: string, partition: number): Promise<bigint | null> {
+    const rows = await this.em().execute('select next_offset::text as n from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
+    return rows.length ? BigInt(rows[0].n) : null;
+  }
+
+  async resetOffset(groupId: string, topic: string, partition: number, next: bigint, owner: string): Promise<void> {
+    await this.em().execute(
+      `insert into consumer_offsets (group_id, topic, partition, next_offset, owner, updated_at) values (?, ?, ?, ?, ?, now())
+       on conflict (group_id, topic, partition) do update set next_offset = excluded.next_offset, owner = excluded.owner, updated_at = now()`,
+      [groupId, topic, partition, next.toString(), owner],
+    );
+  }
+
+  async loadSnapshots(kind: string, keys: string[]): Promise<Map<string, unknown>> {
+    const out = new Map<string, unknown>();
+    if (!keys.length) return out;
+    const rows = await this.em().execute('select key, state from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
+    for (const r of rows) out.set(r.key, typeof r.state === 'string' ? JSON.parse(r.state) : r.state);
+    return out;
+  }
+
+  async findInbox(keys: string[]): Promise<Map<string, unknown>> {
+    const out = new Map<string, unknown>();
+    if (!keys.length) return out;
+    const rows = await this.em().execute('select key, reply from command_inbox where key in (?)', [keys]);
+    for (const r of rows) out.set(r.key, typeof r.reply === 'string' ? JSON.parse(r.reply) : r.reply);
+    return out;
+  }
+
+  async deadLetter(row: DeadLetterRow): Promise<void> {
+    await this.em().execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [row.source, row.reason, row.payload]);
+  }
+
+  /**
+   * One round trip: every statement of the batch is formatted and sent as a single multi-statement
+   * query, which PostgreSQL runs as one implicit transaction. The first statement fences: it divides
+   * by zero unless this worker's expected offset is still the stored one.
+   */
+  async commit(a: CommitArgs): Promise<boolean> {
+    const platform = this.orm.em.getPlatform();
+    const statements: string[] = [];
+    const push = (sql: string, params: unknown[] = []) => { statements.push(platform.formatQuery(sql, params as any[])); };
+    push(
+      `with moved as (update consumer_offsets set next_offset = ?, owner = ?, updated_at = now()
+         where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
+       select 1 / (select count(*)::int from moved) as fenced_unless_one`,
+      [a.next.toString(), a.owner, a.groupId, a.topic, a.partition, a.expectedNext.toString()],
+    );
+    await a.effects({ execute: async (sql, params) => { push(sql, params ?? []); return []; } });
+    if (a.snapshots.length) {
+      push(
+        `insert into actor_snapshots (kind, key, state, topic, partition, next_offset, updated_at)
+         select t.kind, t.key, t.state, ?, ?, ?, now() from jsonb_to_recordset(?::jsonb) as t(kind text, key text, state jsonb)
+         on conflict (kind, key) do update set state = excluded.state, topic = excluded.topic,
+           partition = excluded.partition, next_offset = excluded.next_offset, updated_at = excluded.updated_at`,
+        [a.topic, a.partition, a.next.toString(), toJson(a.snapshots)],
+      );
+    }
+    if (a.inbox.length) {
+      push(
+        `insert into command_inbox (key, reply, created_at) select t.key, t.reply, now() from jsonb_to_recordset(?::jsonb) as t(key text, reply jsonb)
+         on conflict (key) do nothing`,
+        [toJson(a.inbox)],
+      );
+    }
+    for (const d of a.deadLetters) {
+      push('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [d.source, d.reason, d.payload]);
+    }
+    try {
+      if (this.multiStatement) {
+        await this.em().execute(statements.join(';\n'));
+      } else {
+        await this.em().transactional(async (em: Em) => { for (const sql of statements) await em.execute(sql); });
+      }
+      return true;
+    } catch (e: any) {
+      if (e?.code === '22012' || /division by zero/.test(String(e?.message))) return false; // fenced
+      throw e;
+    }
+  }
+}
+

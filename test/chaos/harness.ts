@@ -1,0 +1,281 @@
+// Chaos harness: a broker of its own, N service nodes as processes sharing one consumer group and
+// one PostgreSQL database, a webhook provider driving parlay lifecycles at them (at least once,
+// retrying 503s and dead connections), a killer SIGKILLing a random node every few seconds and
+// restarting it, one broker restart, then checks: every acknowledged event reflected once, and the
+// cluster's state equal to a single-node replay of the same input.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Keypair } from '@solana/web3.js';
+import pg from 'pg';
+import { freshDatabase } from '../helpers/db.ts';
+import { startProcessNode, type ProcessNode } from '../helpers/process-node.ts';
+import { parlayLife } from '../helpers/events.ts';
+import { JWT_SECRET, WEBHOOK_SECRET } from '../helpers/node.ts';
+import { startLocalChain } from '../../src/chain/local/index.ts';
+import { OutcomeTokens } from '../helpers/chain-market.ts';
+import { bearer, createMarket, order } from '../helpers/clob.ts';
+import { orderHash, orderId } from '../../src/clob/signed-order.ts';
+import { replayAndDump } from './log-replay.ts';
+
+const hashOf = (body: any) => orderId(orderHash(body.order));
+
+export interface ChaosOptions {
+  nodes: number;
+  parlays: number;
+  /** signed orders placed (and some cancelled) alongside the webhook load */
+  orders?: number;
+  killEveryMs: number;
+  minKills: number;
+  restartBroker: boolean;
+  brokerPort: number;
+  concurrency: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosReport {
+  deliveries: number; transactions: number; orders: number; ordersAcked: number; ordersRejected: number; seconds: number; retries: number; kills: number; restarts: number;
+  brokerRestarts: number; takeovers: { partition: string; ms: number }[]; checks: { name: string; ok: boolean; detail?: string }[];
+}
+
+const root = new URL('../..', import.meta.url).pathname;
+const kafka = (...args: string[]) => execFileSync('bash', ['deploy/kafka.sh', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
+  const log = o.log ?? (() => undefined);
+  kafka('start', '--port', String(o.brokerPort));
+  const db = await freshDatabase('chaos');
+  const chain = await startLocalChain();
+  const boot = await chain.bootstrap();
+  const prefix = `c${randomBytes(3).toString('hex')}.`;
+  const env = {
+    KAFKA_BROKERS: `127.0.0.1:${o.brokerPort}`, DATABASE_URL: db.url, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6',
+    PLATFORM_JWT_SECRET: JWT_SECRET, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET, ASK_TIMEOUT_MS: '6000', DATABASE_POOL_MAX: '4',
+    SOLANA_RPC_URL: chain.url, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(), CLOB_DELEGATE: Keypair.generate().publicKey.toBase58(),
+  };
+  const nodes: (ProcessNode | null)[] = [];
+  const ids = Array.from({ length: o.nodes }, (_, i) => `chaos-${i + 1}`);
+  for (const id of ids) nodes.push(await startProcessNode({ ...env, NODE_ID: id }));
+  log(`${o.nodes} nodes up`);
+
+  // The order book side: a market with real outcome mints, funded wallets signed in, pre-signed orders.
+  const orderQueue: { tok: string; body: unknown; tries: number; id?: string }[] = [];
+  const ackedOrders = new Set<string>();
+  let ordersRejected = 0;
+  const nOrders = o.orders ?? 0;
+  if (nOrders) {
+    const mints = await new OutcomeTokens(chain).create();
+    const first = nodes[0]!;
+    const market = await createMarket(first.url, { yes_token_id: mints.yes.publicKey.toBase58(), no_token_id: mints.no.publicKey.toBase58(), taker_fee_bps: 0, min_size: '1' });
+    const wallets = Array.from({ length: 6 }, () => Keypair.generate());
+    const toks: string[] = [];
+    for (const w of wallets) {
+      await chain.fundWallet(w.publicKey, 10n ** 9n, 100_000n * 1_000_000n);
+      await mints.give(w.publicKey, mints.yes.publicKey, 10_000n * 1_000_000n);
+      await mints.give(w.publicKey, mints.no.publicKey, 10_000n * 1_000_000n);
+      toks.push(await bearer(first.url, w));
+    }
+    let seed = 7;
+    const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    for (let i = 0; i < nOrders; i++) {
+      const k = Math.floor(rnd() * wallets.length);
+      const yes = rnd() < 0.5;
+      const side = rnd() < 0.5 ? 'BUY' : 'SELL';
+      const price = (0.30 + Math.floor(rnd() * 40) / 100).toFixed(2);
+      const signed = order(wallets[k], yes ? market.yes_token_id : market.no_token_id, side, price, String(1 + Math.floor(rnd() * 5)), { feeRateBps: 0, salt: String(1_000_000 + i) });
+      orderQueue.push({ tok: toks[k], body: { order: signed, orderType: 'GTC' }, tries: 0 });
+    }
+  }
+
+  // The input: each parlay's life as single-transaction deliveries, interleaved across parlays.
+  const users = Array.from({ length: 20 }, () => Keypair.generate().publicKey);
+  const lives = Array.from({ length: o.parlays }, (_, i) => parlayLife(i + 1, users[i % users.length], 10_000 + i * 10));
+  const queue: { tx: unknown; tries: number }[] = [];
+  for (let step = 0; lives.some((l) => l.length > step); step++) for (const l of lives) if (l[step]) queue.push({ tx: l[step], tries: 0 });
+  const total = queue.length;
+  let acked = 0;
+  let retries = 0;
+
+  const started = Date.now();
+  let done = false;
+  // Takeover: for each partition the victim owned when it died, the time until the next commit on
+  // it (by whichever node took it over, possibly the victim restarted).
+  const takeovers: { partition: string; ms: number }[] = [];
+  const orphans = new Map<string, number>(); // partition -> killed at
+  const watcher = new pg.Client({ connectionString: db.url });
+  await watcher.connect();
+  const ownedBy = async (owner: string) => (await watcher.query('select topic, partition from consumer_offsets where owner = $1', [owner])).rows.map((r) => `${r.topic}/${r.partition}`);
+  const watch = (async () => {
+    while (!done || orphans.size) {
+      if (orphans.size) {
+        const rows = (await watcher.query('select topic, partition, (extract(epoch from updated_at) * 1000)::bigint::text as at from consumer_offsets')).rows;
+        for (const r of rows) {
+          const k = `${r.topic}/${r.partition}`;
+          const killed = orphans.get(k);
+          if (killed !== undefined && Number(r.at) > killed) { takeovers.push({ partition: k, ms: Number(r.at) - killed }); orphans.delete(k); }
+        }
+      }
+      if (done && Date.now() - started > 600_000) break;
+      await sleep(100);
+    }
+  })();
+
+  let kills = 0;
+  let restarts = 0;
+  let brokerRestarts = 0;
+  const chaos = (async () => {
+    while (!done) {
+      await sleep(o.killEveryMs);
+      // Enough kills once the load is through: let the rest drain on a stable cluster.
+      if (done || (kills >= o.minKills && !queue.length && !orderQueue.length)) break;
+      const i = Math.floor(Math.random() * nodes.length);
+      const victim = nodes[i];
+      if (!victim) continue;
+      nodes[i] = null;
+      const owned = await ownedBy(ids[i]);
+      await victim.kill('SIGKILL');
+      const at = Date.now();
+      if (queue.length) for (const k of owned) orphans.set(k, at); // only meaningful while load goes on
+      kills++;
+      log(`killed ${ids[i]} (${acked}/${total} acked)`);
+      if (o.restartBroker && brokerRestarts === 0 && kills === 2) {
+        orphans.clear(); // a broker restart stalls every partition: not a takeover
+        kafka('stop', '--port', String(o.brokerPort));
+        kafka('start', '--port', String(o.brokerPort), '--keep');
+        brokerRestarts++;
+        log('broker restarted');
+      }
+      await sleep(300);
+      nodes[i] = await startProcessNode({ ...env, NODE_ID: ids[i] });
+      restarts++;
+    }
+  })();
+
+  const provider = async () => {
+    while (queue.length) {
+      const item = queue.shift()!;
+      const live = nodes.filter((n): n is ProcessNode => n !== null);
+      const target = live[Math.floor(Math.random() * live.length)];
+      let ok = false;
+      if (target) {
+        try {
+          const r = await fetch(`${target.url}/api/parlays/webhooks/indexer/`, {
+            method: 'POST', headers: { authorization: WEBHOOK_SECRET, 'content-type': 'application/json' }, body: JSON.stringify([item.tx]),
+            signal: AbortSignal.timeout(15_000),
+          });
+          ok = r.status === 200;
+          await r.arrayBuffer();
+        } catch { ok = false; }
+      }
+      if (ok) { acked++; continue; }
+      retries++;
+      item.tries++;
+      queue.push(item); // the provider retries (503, timeout, connection refused)
+      await sleep(Math.min(500, 20 * item.tries));
+    }
+  };
+  const trader = async () => {
+    while (orderQueue.length) {
+      const item = orderQueue.shift()!;
+      const live = nodes.filter((n): n is ProcessNode => n !== null);
+      const target = live[Math.floor(Math.random() * live.length)];
+      let status = 0;
+      let body: any = null;
+      if (target) {
+        try {
+          const r = await fetch(`${target.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${item.tok}`, 'content-type': 'application/json' }, body: JSON.stringify(item.body), signal: AbortSignal.timeout(15_000) });
+          status = r.status;
+          body = await r.json().catch(() => null);
+        } catch { status = 0; }
+      }
+      if (status === 200) { ackedOrders.add(body.orderID); continue; }
+      // A retried order that already landed answers DUPLICATE_ORDER: it was acknowledged after all.
+      if (status === 400 && body?.code === 'DUPLICATE_ORDER' && item.tries > 0) { ackedOrders.add(hashOf(item.body)); continue; }
+      if (status === 400) { ordersRejected++; continue; }
+      if (item.tries === 3) log(`order retried 3 times: ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
+      retries++;
+      item.tries++;
+      orderQueue.push(item);
+      await sleep(Math.min(500, 20 * item.tries));
+    }
+  };
+  await Promise.all([...Array.from({ length: o.concurrency }, provider), ...Array.from({ length: nOrders ? 2 : 0 }, trader)]);
+  await chaos;
+  done = true;
+  await chaos;
+  orphans.clear(); // partitions without traffic after the load ended have nothing to take over
+  await watch;
+  await watcher.end();
+  const seconds = (Date.now() - started) / 1000;
+  log(`all ${total} deliveries acknowledged in ${seconds.toFixed(1)} s`);
+
+  // Checks.
+  const checks: ChaosReport['checks'] = [];
+  const c = new pg.Client({ connectionString: db.url });
+  await c.connect();
+  const q = async (sql: string) => (await c.query(sql)).rows;
+  const parlays = await q('select parlay_id::int as id, status, legs_won, legs_lost, legs_resolved, actual_payout::text, claim_tx_signature from parlays order by parlay_id');
+  const expectStatus = (id: number) => (id % 3 !== 0 ? 'claimed' : 'lost');
+  checks.push({ name: 'every parlay created exactly once', ok: parlays.length === o.parlays, detail: `${parlays.length}/${o.parlays}` });
+  const wrong = parlays.filter((p) => p.status !== expectStatus(p.id));
+  checks.push({ name: 'every lifecycle event applied (final statuses)', ok: wrong.length === 0, detail: wrong.slice(0, 3).map((p) => `${p.id}:${p.status}`).join(' ') });
+  const [{ n: legs }] = await q('select count(*)::int as n from parlay_legs');
+  checks.push({ name: 'legs exactly once', ok: legs === o.parlays * 3, detail: `${legs}` });
+  const [{ n: settled }] = await q("select count(*)::int as n from parlay_legs where status <> 'pending'");
+  const expectSettled = lives.reduce((a, l) => a + l.filter((tx: any) => tx.transaction.signatures[0].startsWith('s-')).length, 0);
+  checks.push({ name: 'every settled leg reflected once', ok: settled === expectSettled, detail: `${settled}/${expectSettled}` });
+
+  if (nOrders) {
+    const ids = new Set((await q('select id from open_orders')).map((r) => r.id));
+    const missing = [...ackedOrders].filter((id) => !ids.has(id));
+    checks.push({ name: 'every acknowledged order on the ledger once', ok: missing.length === 0, detail: `${ackedOrders.size} acked, ${missing.length} missing, ${ordersRejected} rejected` });
+  }
+  // Let what the cluster still owes itself (outbox messages to wallets) drain before comparing.
+  for (let i = 0; i < 100; i++) {
+    const [{ n }] = await q('select count(*)::int as n from outbox');
+    if (n === 0) break;
+    await sleep(100);
+  }
+  await sleep(1500);
+
+  // Determinism: one fresh node fed the very records the cluster consumed (read back from Kafka,
+  // in partition order) reaches the same parlays, vault, ledger and actor states.
+  const dump = async (url: string) => {
+    const k = new pg.Client({ connectionString: url });
+    await k.connect();
+    const rows = async (sql: string) => (await k.query(sql)).rows;
+    const state = {
+      parlays: await rows('select parlay_id, user_wallet, stake, status, legs_won, legs_lost, legs_resolved, actual_payout, claim_tx_signature, created_at, settled_at, claimed_at from parlays order by parlay_id'),
+      legs: await rows('select parlay_id, leg_index, on_chain_market_id, status, resolved_at from parlay_legs order by parlay_id, leg_index'),
+      vault: await rows('select balance, total_staked, total_paid_out, total_exposure, max_legs from vault'),
+      orders: await rows('select id, market, status, size_matched, associate_trades from open_orders order by id'),
+      trades: await rows('select id, size, price, fee, match_type, maker_orders from trades order by id'),
+      actors: await rows("select kind, key, state from actor_snapshots where kind in ('market-book', 'wallet', 'parlay', 'vault') order by kind, key"),
+    };
+    await k.end();
+    return state;
+  };
+  const clusterState = await dump(db.url);
+  const replayState = await replayAndDump(`127.0.0.1:${o.brokerPort}`, prefix, 6, async (url) => JSON.stringify(await dump(url)));
+  const replay = JSON.parse(replayState);
+  for (const part of Object.keys(clusterState) as (keyof typeof clusterState)[]) {
+    const same = JSON.stringify(clusterState[part]) === JSON.stringify(replay[part]);
+    checks.push({ name: `cluster ${part} equal a single-node replay of the log`, ok: same, detail: `${clusterState[part].length} rows` });
+  }
+  await c.end();
+  await chain.close();
+
+  for (const n of nodes) await n?.kill('SIGTERM');
+  kafka('stop', '--port', String(o.brokerPort));
+  await db.drop();
+  return { deliveries: total, transactions: total, orders: nOrders, ordersAcked: ackedOrders.size, ordersRejected, seconds, retries, kills, restarts, brokerRestarts, takeovers, checks };
+}
+
+export function printReport(r: ChaosReport): void {
+  const ms = r.takeovers.map((t) => t.ms).sort((a, b) => a - b);
+  const pct = (p: number) => (ms.length ? ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] : 0);
+  console.log('\nchaos run');
+  console.table([{ deliveries: r.deliveries, orders: r.orders, 'orders acked': r.ordersAcked, 'orders rejected': r.ordersRejected, 'acked/s': Math.round((r.deliveries + r.ordersAcked) / r.seconds), retries: r.retries, seconds: r.seconds.toFixed(1), kills: r.kills, restarts: r.restarts, 'broker restarts': r.brokerRestarts }]);
+  console.table([{ takeovers: ms.length, 'p50 ms': pct(0.5), 'p90 ms': pct(0.9), 'max ms': ms[ms.length - 1] ?? 0 }]);
+  console.table(r.checks.map((c) => ({ check: c.name, result: c.ok ? 'passed' : 'FAILED', detail: c.detail ?? '' })));
+}

@@ -1,0 +1,57 @@
+// A service node as its own OS process (`src/main.ts`), so that a test can SIGKILL it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { createServer } from 'node:net';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export interface ProcessNode {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function startProcessNode(env: Record<string, string>, timeoutMs = 60_000): Promise<ProcessNode> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, APP_ENV: 'development', HOST: '127.0.0.1', PORT: String(port), LOCAL_CHAIN: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => { out += d; });
+  child.stderr!.on('data', (d) => { out += d; });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  let dead = false;
+  exited.then(() => { dead = true; });
+  while (true) {
+    if (dead) throw new Error(`node exited during start:\n${out}`);
+    try { if ((await fetch(`${url}/healthz`)).ok) break; } catch { /* not yet */ }
+    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`node did not start:\n${out}`); }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  return {
+    url, child, exited,
+    output: () => out,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}

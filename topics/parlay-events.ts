@@ -1,0 +1,72 @@
+// Schemas of the commands on `parlay.events` (v1). Amounts are decimal strings of micro-units;
+// a position [slot, indexWithinBlock, eventIndex] orders chain observations.
+import { z } from 'zod';
+
+const amount = z.string().regex(/^\d{1,20}$/);
+const pos = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.number().int().nonnegative()]);
+const observed = { eventId: z.string().min(1), pos, signature: z.string().min(1) };
+
+export const legInput = z.object({
+  marketId: amount,
+  market: z.string().min(1),
+  outcome: z.number().int().min(0).max(1),
+  probability: z.number().int().min(0).max(1_000_000),
+});
+
+export const parlayCommand = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('ParlayCreated'), ...observed,
+    parlayId: amount, user: z.string().min(1), stake: amount, combinedProbability: amount,
+    potentialPayout: amount, legs: z.array(legInput).min(1).max(64), createdAt: z.number().int(),
+  }),
+  z.object({
+    type: z.literal('LegSettled'), ...observed,
+    parlayId: amount, legIndex: z.number().int().min(0), marketId: amount, legStatus: z.number().int().min(0).max(3),
+    parlayStatus: z.number().int().min(0).max(5), legsWon: z.number().int().min(0), legsLost: z.number().int().min(0),
+    legsResolved: z.number().int().min(0), actualPayout: amount, settledAt: z.number().int(),
+  }),
+  z.object({ type: z.literal('ParlayClaimed'), ...observed, parlayId: amount, user: z.string(), amount, claimedAt: z.number().int() }),
+  z.object({ type: z.literal('ParlayVoided'), ...observed, parlayId: amount, refund: amount, voidedAt: z.number().int() }),
+]);
+
+export const configFields = z.object({
+  authority: z.string(), collateralMint: z.string(), vault: z.string(), maxLegs: z.number().int(),
+  minStake: amount, maxStake: amount, maxPayoutCap: amount, exposureRatioBps: z.number().int(),
+  houseEdgeBps: z.number().int(), paused: z.boolean(),
+});
+
+/** A mirrored value with the position of the observation it comes from. */
+const observedAmount = z.object({ v: amount, pos });
+
+export const vaultValues = z.object({
+  balance: observedAmount.optional(), totalStaked: observedAmount.optional(),
+  totalPaidOut: observedAmount.optional(), totalExposure: observedAmount.optional(),
+});
+
+export const vaultPatchFields = z.object({
+  vaultAddress: z.string().optional(), maxLegs: z.number().int().optional(), maxPayoutCap: amount.optional(),
+  minStake: amount.optional(), maxStake: amount.optional(), isActive: z.boolean().optional(),
+});
+
+export const vaultCommand = z.discriminatedUnion('type', [
+  // The latest observation of each vault value in a delivery, coalesced by the front door.
+  z.object({ type: z.literal('VaultObserved'), values: vaultValues }),
+  z.object({ type: z.literal('ConfigObserved'), ...observed, config: configFields }),
+  z.object({ type: z.literal('VaultPatch'), fields: vaultPatchFields }),
+  z.object({ type: z.literal('VaultSynced'), balance: amount, slot: z.number().int().nonnegative() }),
+]);
+
+export type Pos = z.infer<typeof pos>;
+export type LegInput = z.infer<typeof legInput>;
+export type ParlayCommand = z.infer<typeof parlayCommand>;
+export type VaultCommand = z.infer<typeof vaultCommand>;
+export type ConfigFields = z.infer<typeof configFields>;
+export type VaultValues = z.infer<typeof vaultValues>;
+export type VaultPatchFields = z.infer<typeof vaultPatchFields>;
+
+/** Lexicographic order of positions; null is before everything. */
+export function posAfter(a: Pos, b: Pos | null): boolean {
+  if (!b) return true;
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return false;
+}
