@@ -79,6 +79,7 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+const SHARED_IN_CLUSTER = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN'] as const;
 const REQUIRED_IN_PRODUCTION = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'DATABASE_URL', 'SOLANA_RPC_URL'] as const;
 
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
@@ -91,6 +92,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (prod) {
     const missing = REQUIRED_IN_PRODUCTION.filter((k) => !e[k]);
     if (missing.length) throw new ConfigError(`production needs these settings: ${missing.join(', ')}`);
+  } else if (e.KAFKA_BROKERS) {
+    // A cluster's nodes must agree on every secret: one generated per node would make a token
+    // issued by one node fail on the next.
+    const missing = SHARED_IN_CLUSTER.filter((k) => !e[k]);
+    if (missing.length) throw new ConfigError(`a cluster (KAFKA_BROKERS set) needs the same values on every node for: ${missing.join(', ')}`);
   }
   const dev = (name: string) => randomBytes(32).toString('hex') + `-${name}`;
   return {

@@ -59,7 +59,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   log(`${o.nodes} nodes up`);
 
   // The order book side: a market with real outcome mints, funded wallets signed in, pre-signed orders.
-  const orderQueue: { tok: string; body: unknown; tries: number; id?: string }[] = [];
+  const orderQueue: { wallet: number; body: unknown; tries: number; id?: string }[] = [];
+  const toks: string[] = [];
+  let walletKeys: Keypair[] = [];
   const ackedOrders = new Set<string>();
   let ordersRejected = 0;
   const nOrders = o.orders ?? 0;
@@ -68,7 +70,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const first = nodes[0]!;
     const market = await createMarket(first.url, { yes_token_id: mints.yes.publicKey.toBase58(), no_token_id: mints.no.publicKey.toBase58(), taker_fee_bps: 0, min_size: '1' });
     const wallets = Array.from({ length: 6 }, () => Keypair.generate());
-    const toks: string[] = [];
+    walletKeys = wallets;
     for (const w of wallets) {
       await chain.fundWallet(w.publicKey, 10n ** 9n, 100_000n * 1_000_000n);
       await mints.give(w.publicKey, mints.yes.publicKey, 10_000n * 1_000_000n);
@@ -83,7 +85,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       const side = rnd() < 0.5 ? 'BUY' : 'SELL';
       const price = (0.30 + Math.floor(rnd() * 40) / 100).toFixed(2);
       const signed = order(wallets[k], yes ? market.yes_token_id : market.no_token_id, side, price, String(1 + Math.floor(rnd() * 5)), { feeRateBps: 0, salt: String(1_000_000 + i) });
-      orderQueue.push({ tok: toks[k], body: { order: signed, orderType: 'GTC' }, tries: 0 });
+      orderQueue.push({ wallet: k, body: { order: signed, orderType: 'GTC' }, tries: 0 });
     }
   }
 
@@ -168,6 +170,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         } catch { ok = false; }
       }
       if (ok) { acked++; continue; }
+      if (item.tries >= 200) throw new Error(`delivery never acknowledged after ${item.tries} tries`);
       retries++;
       item.tries++;
       queue.push(item); // the provider retries (503, timeout, connection refused)
@@ -183,7 +186,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       let body: any = null;
       if (target) {
         try {
-          const r = await fetch(`${target.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${item.tok}`, 'content-type': 'application/json' }, body: JSON.stringify(item.body), signal: AbortSignal.timeout(15_000) });
+          const r = await fetch(`${target.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${toks[item.wallet]}`, 'content-type': 'application/json' }, body: JSON.stringify(item.body), signal: AbortSignal.timeout(15_000) });
           status = r.status;
           body = await r.json().catch(() => null);
         } catch { status = 0; }
@@ -192,6 +195,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       // A retried order that already landed answers DUPLICATE_ORDER: it was acknowledged after all.
       if (status === 400 && body?.code === 'DUPLICATE_ORDER' && item.tries > 0) { ackedOrders.add(hashOf(item.body)); continue; }
       if (status === 400) { ordersRejected++; continue; }
+      // A client signs in again when its token runs out (signing is local).
+      if (status === 401 && target) { try { toks[item.wallet] = await bearer(target.url, walletKeys[item.wallet]); } catch { /* node gone: retried below */ } }
+      if (item.tries >= 200) throw new Error(`order never acknowledged after ${item.tries} tries: ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
       if (item.tries === 3) log(`order retried 3 times: ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
       retries++;
       item.tries++;

@@ -7,6 +7,8 @@ import { startNode, type NodeOptions, type ServiceNode } from '../../src/node.ts
 
 export const JWT_SECRET = 'test-platform-secret';
 export const WEBHOOK_SECRET = 'test-webhook-secret';
+export const CLOB_SECRET = 'test-clob-secret';
+export const INTERNAL_TOKEN = 'internal-secret';
 export const KAFKA_BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
 
 export function testConfig(over: Record<string, string | undefined> = {}): Config {
@@ -17,6 +19,8 @@ export function testConfig(over: Record<string, string | undefined> = {}): Confi
     DATA_DIR: 'memory://',
     PLATFORM_JWT_SECRET: JWT_SECRET,
     PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET,
+    CLOB_JWT_SECRET: CLOB_SECRET,
+    CLOB_INTERNAL_TOKEN: INTERNAL_TOKEN,
     TOPIC_PREFIX: `t${randomBytes(4).toString('hex')}.`,
     TOPIC_PARTITIONS: '4',
     NODE_ID: `n${randomBytes(3).toString('hex')}`,

@@ -29,7 +29,7 @@ export async function startProcessNode(env: Record<string, string>, timeoutMs = 
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, APP_ENV: 'development', HOST: '127.0.0.1', PORT: String(port), LOCAL_CHAIN: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, APP_ENV: 'development', HOST: '127.0.0.1', PORT: String(port), LOCAL_CHAIN: '0', LOG_LEVEL: 'warn', CLOB_JWT_SECRET: 'test-clob-secret', CLOB_INTERNAL_TOKEN: 'internal-secret', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
