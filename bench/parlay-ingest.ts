@@ -43,7 +43,6 @@ latencies.sort((a, b) => a - b);
 const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1);
 console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s)', cfg.kafkaBrokers ? 'kafka' : 'in-process');
 console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99) }]);
-console.log((globalThis as any).__T);
 await node.close();
 await db.drop();
 process.exit(n === events ? 0 : 1);
