@@ -12,7 +12,7 @@ const [events = 20_000, perDelivery = 250, concurrency = 8] = process.argv.slice
 const db = await freshDatabase('bench');
 const cfg = loadConfig({
   APP_ENV: 'development', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, PLATFORM_JWT_SECRET: 's',
-  PARLAY_WEBHOOK_AUTH_SECRET: 'w', TOPIC_PREFIX: `b${Date.now()}.`, TOPIC_PARTITIONS: '12', NODE_ID: 'bench',
+  PARLAY_WEBHOOK_AUTH_SECRET: 'w', CLOB_JWT_SECRET: 'c', CLOB_INTERNAL_TOKEN: 'i', TOPIC_PREFIX: `b${Date.now()}.`, TOPIC_PARTITIONS: '12', NODE_ID: 'bench',
   LOCAL_CHAIN: '0', KAFKA_BROKERS: process.env.KAFKA_BROKERS, LOG_LEVEL: 'warn',
 });
 const node = await startNode(cfg, { log: pino({ level: 'warn' }), chain: null });

@@ -64,11 +64,21 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   let walletKeys: Keypair[] = [];
   const ackedOrders = new Set<string>();
   let ordersRejected = 0;
+  // Cancels: a third of the orders that rest get cancelled by their owner; a cancel the service
+  // acknowledged in `canceled` must end as CANCELED on the ledger.
+  const cancelQueue: { wallet: number; id: string; tries: number }[] = [];
+  const cancelsAcked = new Set<string>();
+  let cancelsRefused = 0;
+  let tradersRunning = 0;
+  let marketId = '';
+  // Reads during the run: answered or refused as retryable, never a 500.
+  const reads = { ok: 0, retryable: 0, failed: 0, lost: 0 };
   const nOrders = o.orders ?? 0;
   if (nOrders) {
     const mints = await new OutcomeTokens(chain).create();
     const first = nodes[0]!;
     const market = await createMarket(first.url, { yes_token_id: mints.yes.publicKey.toBase58(), no_token_id: mints.no.publicKey.toBase58(), taker_fee_bps: 0, min_size: '1' });
+    marketId = market.condition_id;
     const wallets = Array.from({ length: 6 }, () => Keypair.generate());
     walletKeys = wallets;
     for (const w of wallets) {
@@ -129,7 +139,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     while (!done) {
       await sleep(o.killEveryMs);
       // Enough kills once the load is through: let the rest drain on a stable cluster.
-      if (done || (kills >= o.minKills && !queue.length && !orderQueue.length)) break;
+      if (done || (kills >= o.minKills && !queue.length && !orderQueue.length && !cancelQueue.length)) break;
       const i = Math.floor(Math.random() * nodes.length);
       const victim = nodes[i];
       if (!victim) continue;
@@ -191,7 +201,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
           body = await r.json().catch(() => null);
         } catch { status = 0; }
       }
-      if (status === 200) { ackedOrders.add(body.orderID); continue; }
+      if (status === 200) {
+        ackedOrders.add(body.orderID);
+        if (body.status === 'live' && ackedOrders.size % 3 === 0) cancelQueue.push({ wallet: item.wallet, id: body.orderID, tries: 0 });
+        continue;
+      }
       // A retried order that already landed answers DUPLICATE_ORDER: it was acknowledged after all.
       if (status === 400 && body?.code === 'DUPLICATE_ORDER' && item.tries > 0) { ackedOrders.add(hashOf(item.body)); continue; }
       if (status === 400) { ordersRejected++; continue; }
@@ -205,7 +219,64 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       await sleep(Math.min(500, 20 * item.tries));
     }
   };
-  await Promise.all([...Array.from({ length: o.concurrency }, provider), ...Array.from({ length: nOrders ? 2 : 0 }, trader)]);
+  const canceller = async () => {
+    while (tradersRunning > 0 || cancelQueue.length) {
+      const item = cancelQueue.shift();
+      if (!item) { await sleep(20); continue; }
+      const live = nodes.filter((n): n is ProcessNode => n !== null);
+      const target = live[Math.floor(Math.random() * live.length)];
+      let status = 0;
+      let body: any = null;
+      if (target) {
+        try {
+          const r = await fetch(`${target.url}/v1/orders/cancel`, { method: 'POST', headers: { authorization: `Bearer ${toks[item.wallet]}`, 'content-type': 'application/json' }, body: JSON.stringify({ orderID: item.id }), signal: AbortSignal.timeout(15_000) });
+          status = r.status;
+          body = await r.json().catch(() => null);
+        } catch { status = 0; }
+      }
+      if (status === 200) {
+        if (body.canceled.includes(item.id)) cancelsAcked.add(item.id);
+        // A retried cancel that already went through the first time answers "already cancelled".
+        else if (item.tries > 0 && /cancel/i.test(String(body.not_canceled[item.id]))) cancelsAcked.add(item.id);
+        else cancelsRefused++; // filled before the cancel arrived
+        continue;
+      }
+      if (status === 401 && target) { try { toks[item.wallet] = await bearer(target.url, walletKeys[item.wallet]); } catch { /* retried */ } }
+      if (item.tries >= 200) throw new Error(`cancel never answered after ${item.tries} tries: ${status}`);
+      retries++;
+      item.tries++;
+      cancelQueue.push(item);
+      await sleep(Math.min(500, 20 * item.tries));
+    }
+  };
+  const reader = async () => {
+    const paths = () => marketId
+      ? ['/api/parlays/vault/', `/v1/orders?market=${marketId}`, `/v1/trades?market=${marketId}`, `/v1/open-orders?market=${marketId}`]
+      : ['/api/parlays/vault/'];
+    while (!loadDone) {
+      const live = nodes.filter((n): n is ProcessNode => n !== null);
+      const target = live[Math.floor(Math.random() * live.length)];
+      const ps = paths();
+      const path = ps[Math.floor(Math.random() * ps.length)];
+      if (target) {
+        try {
+          const auth = path.startsWith('/v1/') && toks.length ? { authorization: `Bearer ${toks[0]}` } : undefined;
+          const r = await fetch(`${target.url}${path}`, { headers: auth, signal: AbortSignal.timeout(15_000) });
+          await r.arrayBuffer();
+          if (r.status === 200) reads.ok++;
+          else if (r.status === 503 || r.status === 401) reads.retryable++;
+          else { reads.failed++; log(`read ${path}: ${r.status}`); }
+        } catch { reads.lost++; /* the node died under the request */ }
+      }
+      await sleep(25);
+    }
+  };
+  let loadDone = false;
+  const traders = Array.from({ length: nOrders ? 2 : 0 }, () => { tradersRunning++; return trader().finally(() => { tradersRunning--; }); });
+  const readers = Array.from({ length: 2 }, reader);
+  await Promise.all([...Array.from({ length: o.concurrency }, provider), ...traders, ...(nOrders ? [canceller()] : [])]);
+  loadDone = true;
+  await Promise.all(readers);
   await chaos;
   done = true;
   await chaos;
@@ -217,6 +288,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
   // Checks.
   const checks: ChaosReport['checks'] = [];
+  checks.push({ name: 'reads under failover: none failed (5xx other than 503, 4xx)', ok: reads.failed === 0 && reads.ok > 0, detail: `${reads.ok} ok, ${reads.retryable} retryable, ${reads.lost} cut by a kill` });
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   const q = async (sql: string) => (await c.query(sql)).rows;
@@ -235,6 +307,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const ids = new Set((await q('select id from open_orders')).map((r) => r.id));
     const missing = [...ackedOrders].filter((id) => !ids.has(id));
     checks.push({ name: 'every acknowledged order on the ledger once', ok: missing.length === 0, detail: `${ackedOrders.size} acked, ${missing.length} missing, ${ordersRejected} rejected` });
+    const cancelled = new Set((await q("select id from open_orders where status = 'CANCELED'")).map((r) => r.id));
+    const notCancelled = [...cancelsAcked].filter((id) => !cancelled.has(id));
+    checks.push({ name: 'every acknowledged cancel is CANCELED on the ledger', ok: cancelsAcked.size > 0 && notCancelled.length === 0, detail: `${cancelsAcked.size} cancelled, ${cancelsRefused} refused (filled first), ${notCancelled.length} wrong` });
   }
   // Let what the cluster still owes itself (outbox messages to wallets) drain before comparing.
   for (let i = 0; i < 100; i++) {
