@@ -12,18 +12,23 @@ export interface Fill { tradeId: string; orderId: string; role: 'MAKER' | 'TAKER
 /** Keeps a wallet's fills from ledger messages; idempotent on replays, refuses gaps. */
 export class FillBook {
   readonly fills = new Map<string, Fill>();
+  /** Settlement status of each trade seen: MATCHED, MINED, CONFIRMED (final), RETRYING or FAILED. */
+  readonly status = new Map<string, string>();
   private last: Record<string, number> = {};
 
   constructor(readonly wallet: string) {}
 
   /** Applies one ledger message; returns false on a gap (resume from an earlier position). */
   apply(msg: any): boolean {
-    const topic = msg.topic ?? (msg.type === 'trade_matched' ? 'ledger.trades' : 'ledger.orders');
+    const topic = msg.topic ?? (String(msg.type).startsWith('trade_') ? 'ledger.trades' : 'ledger.orders');
     const prev = this.last[topic] ?? 0;
     if (msg.seq <= prev) return true; // already seen
     if (msg.seq !== prev + 1) return false;
     this.last[topic] = msg.seq;
+    // settlement news (trade_mined, trade_confirmed, trade_retrying, trade_failed): the trade's status
+    if (topic === 'ledger.trades' && msg.trade_id) { this.status.set(msg.trade_id, msg.status); return true; }
     if (msg.type !== 'trade_matched') return true;
+    this.status.set(msg.trade.id, msg.trade.status);
     const t = msg.trade;
     const me = this.wallet.toLowerCase();
     for (const m of t.maker_orders) {

@@ -29,8 +29,14 @@ const schema = z.object({
   CLOB_COLLATERAL_MINT: z.string().optional(),
   CLOB_RESERVATION_HOLD_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   CLOB_DELEGATE: z.string().optional(),
+  CLOB_DELEGATE_KEYPAIR: z.string().optional(),
+  CLOB_FEE_RECIPIENT: z.string().optional(),
+  CLOB_SETTLEMENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(5),
+  CLOB_SETTLEMENT_CU_PRICE: z.coerce.number().int().min(0).max(1_000_000_000).default(1000),
+  CLOB_SETTLEMENT_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(250),
   CLOB_ENABLE_MINT_MERGE_MATCHING: z.enum(['0', '1']).default('1'),
   CLOB_DISTORTION_BOUND: z.coerce.number().min(0).max(1).default(0.02),
+  CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
   ASK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: z.string().default('info'),
   LOCAL_CHAIN: z.enum(['0', '1']).optional(),
@@ -68,8 +74,18 @@ export interface Config {
   reservationHoldMs: number;
   /** The program delegate that moves makers' tokens at settlement (its public key). */
   delegate?: string;
+  /** The delegate's key (JSON secret-key array, or a file holding it): signs settlements; unset = no executor. */
+  delegateKeypair?: string;
+  /** Owner of the collateral account that collects taker fees (default: the delegate). */
+  feeRecipient?: string;
+  settlementMaxAttempts: number;
+  /** First priority fee of a settlement, micro-lamports per compute unit (doubled on compute exhaustion). */
+  settlementCuPrice: number;
+  settlementPollMs: number;
   mintMergeMatching: boolean;
   distortionBound: number;
+  /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
+  heartbeatTimeoutMs: number;
   askTimeoutMs: number;
   logLevel: string;
   /** Start the local chain beside the service (development without SOLANA_RPC_URL). */
@@ -125,8 +141,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     collateralMint: e.CLOB_COLLATERAL_MINT || undefined,
     reservationHoldMs: e.CLOB_RESERVATION_HOLD_MS,
     delegate: e.CLOB_DELEGATE || undefined,
+    delegateKeypair: e.CLOB_DELEGATE_KEYPAIR || undefined,
+    feeRecipient: e.CLOB_FEE_RECIPIENT || undefined,
+    settlementMaxAttempts: e.CLOB_SETTLEMENT_MAX_ATTEMPTS,
+    settlementCuPrice: e.CLOB_SETTLEMENT_CU_PRICE,
+    settlementPollMs: e.CLOB_SETTLEMENT_POLL_MS,
     mintMergeMatching: e.CLOB_ENABLE_MINT_MERGE_MATCHING === '1',
     distortionBound: e.CLOB_DISTORTION_BOUND,
+    heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     localChain: !prod && (e.LOCAL_CHAIN ? e.LOCAL_CHAIN === '1' : !e.SOLANA_RPC_URL),

@@ -1,6 +1,23 @@
 // Prometheus metrics of one node (its own registry, so several nodes can share a process in tests).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/**
+ * Settlement outcomes, for the settlement executor: `settlementOutcomes.inc({ outcome })` with
+ * outcome one of `mined`, `confirmed`, `retried`, `failed` (or `countSettlement(outcome)`). One
+ * counter per process, registered in every node's registry (so /metrics of each node shows it).
+ */
+export const settlementOutcomes = new Counter({ name: 'settlement_outcomes_total', help: 'Trade settlements by outcome (mined, confirmed, retried, failed)', labelNames: ['outcome'], registers: [] });
+export function countSettlement(outcome: 'mined' | 'confirmed' | 'retried' | 'failed' | (string & {}), n = 1): void {
+  settlementOutcomes.inc({ outcome }, n);
+}
+
+/** What a node lends its metrics at scrape time (consumer lag, live actors, owned partitions). */
+export interface MetricsSource {
+  positions(): { topic: string; partition: number; next: bigint | null }[];
+  actorCounts(): Record<string, number>;
+  offsets?(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]>;
+}
+
 export function createMetrics(nodeId: string, defaults = true) {
   const registry = new Registry();
   registry.setDefaultLabels({ node: nodeId });
@@ -12,14 +29,68 @@ export function createMetrics(nodeId: string, defaults = true) {
   const deadLetters = new Counter({ name: 'dead_letters_total', help: 'Inputs kept as dead letters', labelNames: ['reason'], registers: [registry] });
   const deferrals = new Counter({ name: 'webhook_deferrals_total', help: 'Webhook deliveries answered 503 deferred', registers: [registry] });
   const truncated = new Counter({ name: 'webhook_truncated_logs_total', help: 'Transactions whose logs were truncated', registers: [registry] });
-  const partitions = new Gauge({ name: 'runtime_partitions_owned', help: 'Partitions this node owns', registers: [registry] });
+  let source: MetricsSource | null = null;
+  const partitions = new Gauge({
+    name: 'runtime_partitions_owned', help: 'Partitions this node owns', registers: [registry],
+    collect() { if (source) this.set(source.positions().length); },
+  });
+  registry.registerMetric(settlementOutcomes);
+  const asks = new Histogram({ name: 'asks_duration_seconds', help: 'Asks (command + answer) by topic and outcome (ok, timeout, failed)', labelNames: ['topic', 'outcome'], registers: [registry], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10] });
+  const lag = new Gauge({
+    name: 'consumer_lag', help: 'Records not yet processed, per owned partition (log end - next offset)', labelNames: ['topic', 'partition'], registers: [registry],
+    async collect() {
+      this.reset();
+      if (!source?.offsets) return;
+      const owned = source.positions();
+      for (const topic of new Set(owned.map((o) => o.topic))) {
+        let ends: { partition: number; low: bigint; high: bigint }[];
+        try { ends = await source.offsets(topic); } catch { continue; }
+        for (const o of owned.filter((x) => x.topic === topic)) {
+          const end = ends.find((e) => e.partition === o.partition);
+          if (!end) continue;
+          const next = o.next ?? end.low;
+          this.set({ topic, partition: String(o.partition) }, Number(end.high > next ? end.high - next : 0n));
+        }
+      }
+    },
+  });
+  const actors = new Gauge({
+    name: 'runtime_actors', help: 'Actors live in this node, per kind', labelNames: ['kind'], registers: [registry],
+    collect() {
+      this.reset();
+      if (source) for (const [kind, n] of Object.entries(source.actorCounts())) this.set({ kind }, n);
+    },
+  });
+  const snapshotAt = new Map<string, number>();
+  const snapshotAge = new Gauge({
+    name: 'snapshot_age_seconds', help: 'Seconds since this node last committed snapshots of an owned partition', labelNames: ['topic', 'partition'], registers: [registry],
+    collect() {
+      this.reset();
+      const now = Date.now();
+      const owned = source ? new Set(source.positions().map((p) => `${p.topic}\u0000${p.partition}`)) : null;
+      for (const [k, at] of snapshotAt) {
+        if (owned && !owned.has(k)) continue;
+        const [topic, partition] = k.split('\u0000');
+        this.set({ topic, partition }, (now - at) / 1000);
+      }
+    },
+  });
+  const heartbeatExpiries = new Counter({ name: 'clob_heartbeat_expiries_total', help: 'Wallets whose heartbeats stopped (cancel-on-disconnect runs)', registers: [registry] });
+  const heartbeatCancels = new Counter({ name: 'clob_heartbeat_cancelled_orders_total', help: 'Orders cancelled because their wallet stopped its heartbeats', registers: [registry] });
   return {
     registry,
     partitions,
     observeHttp: (route: string, method: string, status: number, s: number) => http.observe({ route, method, status: String(status) }, s),
+    observeAsk: (topic: string, outcome: string, s: number) => asks.observe({ topic, outcome }, s),
+    /** Lends the node's runtime and bus to the scrape-time gauges. */
+    attach: (s: MetricsSource) => { source = s; },
+    heartbeatExpiry: (cancelled: number) => { heartbeatExpiries.inc(); heartbeatCancels.inc(cancelled); },
+    settlement: countSettlement,
     runtime: {
       batch: (topic: string, n: number, ms: number) => { batches.observe({ topic }, ms / 1000); records.inc({ topic }, n); },
       resync: (topic: string) => resyncs.inc({ topic }),
+      snapshots: (topic: string, partition: number) => { snapshotAt.set(`${topic}\u0000${partition}`, Date.now()); },
+      deadLetters: (_topic: string, n: number) => deadLetters.inc({ reason: 'runtime' }, n),
     },
     ingest: {
       deadLetter: (reason: string) => deadLetters.inc({ reason }),

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Keypair } from '@solana/web3.js';
 import type { Config } from './config.ts';
 import { openOrm, migrate, type Orm } from './store/orm.ts';
@@ -21,6 +21,7 @@ import { buildApp } from './http/app.ts';
 import { parlayRoutes } from './http/routes/parlays.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { createMetrics } from './metrics.ts';
+import { createLogger } from './log.ts';
 import { Catalog } from './clob/catalog.ts';
 import { ClobTokens } from './clob/sign-in.ts';
 import { marketRoutes } from './http/routes/markets.ts';
@@ -32,6 +33,13 @@ import { BookClock } from './clob/book-clock.ts';
 import { OutboxRelay } from './store/outbox.ts';
 import { LedgerRelay } from './clob/ledger-stream.ts';
 import { clobRoutes } from './http/routes/clob.ts';
+import { connectionOf, delegateKeypair, startSettlement } from './settlement/index.ts';
+import { MintMerge } from './settlement/mint-merge.ts';
+import { marketMakerRoutes } from './http/routes/market-makers.ts';
+import { TemplateService } from './templates/service.ts';
+import { templateRoutes } from './http/routes/templates.ts';
+import { HeartbeatClock } from './clob/heartbeats.ts';
+import { heartbeatRoutes } from './http/routes/heartbeats.ts';
 
 export interface NodeOptions {
   log?: Logger;
@@ -52,6 +60,8 @@ export interface ServiceNode {
   asker: Asker;
   parlays: ParlayService;
   log: Logger;
+  /** The Koa app (its routers: src/http/openapi.ts routersOf). */
+  app: ReturnType<typeof buildApp>;
   close(): Promise<void>;
 }
 
@@ -60,7 +70,7 @@ export function readKeypair(value: string): Keypair {
 }
 
 export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<ServiceNode> {
-  const log = opts.log ?? pino({ level: cfg.logLevel, base: { node: cfg.nodeId } });
+  const log = opts.log ?? createLogger({ level: cfg.logLevel, nodeId: cfg.nodeId });
   const metrics = createMetrics(cfg.nodeId);
   if (cfg.localChain && !cfg.databaseUrl && cfg.dataDir.endsWith('/local-chain') && opts.chain === undefined) {
     rmSync(cfg.dataDir, { recursive: true, force: true }); // a fresh local chain: a fresh mirror of it
@@ -84,6 +94,8 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   });
   await runtime.start();
   const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs);
+  asker.observe = metrics.observeAsk;
+  metrics.attach({ positions: () => runtime.positions(), actorCounts: () => runtime.actorCounts(), offsets: bus.offsets ? (t) => bus.offsets!(t) : undefined });
   await asker.start();
 
   // The development local chain needs a webhook secret to deliver to this node: one is made up.
@@ -100,12 +112,16 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const relay = new OutboxRelay(orm, bus, log);
   relay.start();
   const collateralMint = async () => cfg.collateralMint ?? (await q.programConfig(db()))?.collateral_mint ?? null;
+  const settlementKey = delegateKeypair(cfg); // also sets cfg.delegate from the key when unset
+  const chainConnection = connectionOf(cfg, () => parlays.chain());
   const clob = new ClobService({
     asker, db, catalog, chain: () => parlays.chain(), bookTopic, walletTopic, mintMerge: cfg.mintMergeMatching,
     distortionBound: cfg.distortionBound, collateralMint, delegate: () => cfg.delegate ?? null, holdMs: cfg.reservationHoldMs,
   });
   const clock = new BookClock({ db, asker, bus, runtime, bookTopic, log });
   if (process.env.CLOB_BOOK_CLOCK !== '0') clock.start(); // off only for log replays, which must add no commands
+  const heartbeats = new HeartbeatClock({ db, asker, bookTopic, nodeId: cfg.nodeId, timeoutMs: cfg.heartbeatTimeoutMs, log, onExpiry: (_w, n) => metrics.heartbeatExpiry(n) });
+  if (process.env.CLOB_BOOK_CLOCK !== '0') heartbeats.start();
   const ledgerTopic = (t: string) => `${cfg.topicPrefix}${t === 'orders' ? TOPICS.ledgerOrders : TOPICS.ledgerTrades}`;
   await bus.ensureTopics([{ topic: ledgerTopic('orders'), partitions: cfg.partitions }, { topic: ledgerTopic('trades'), partitions: cfg.partitions }]);
   const ledgerRelay = new LedgerRelay(orm, bus, ledgerTopic, log);
@@ -119,16 +135,28 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const refreshMint = setInterval(() => { void collateralMint().then((m) => { mintSeen = m; }, () => undefined); }, 2000);
   mintSeen = await collateralMint().catch(() => mintSeen);
   let devChain: { close(): Promise<void> } | null = null;
+  const templates = new TemplateService({
+    db, transaction: (fn) => (orm.em.fork() as any).transactional((em: any) => fn(em)), quote: (id) => clob.quote(id), mintMerge: cfg.mintMergeMatching,
+  });
   const app = buildApp([
     healthRoutes({
       database: async () => { await db().execute('select 1'); },
-      bus: async () => { if (!runtime.hasJoined) throw new Error('not in the consumer group yet'); },
-      rpc: async () => { const c = parlays.chain(); if (c) await c.ping(); },
-    }, metrics.registry),
+      [cfg.kafkaBrokers ? 'kafka' : 'bus']: async () => {
+        await bus.ping?.();
+        if (!runtime.hasJoined) throw new Error('not in the consumer group yet');
+      },
+      rpc: async () => { const c = parlays.chain(); if (!c) return 'not configured'; await c.ping(); },
+    }, metrics.registry, { closing: () => closed }),
     parlayRoutes(parlays, { jwtSecret: cfg.platformJwtSecret, webhookSecret }),
-    marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, onChange: (id) => clob.configure(id) }),
+    marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, onChange: async (id) => { await clob.configure(id); await templates.marketChanged(id); } }),
     clobAuthRoutes({ tokens, db, config: () => clobConfig }),
     clobRoutes({ svc: clob, tokens, db, catalog, internalToken: cfg.clobInternalToken, bookTopic, asker }),
+    marketMakerRoutes({
+      tokens, enabled: !cfg.mintMergeMatching,
+      mintMerge: new MintMerge({ asker, walletTopic, catalog, chain: () => parlays.chain(), connection: chainConnection, delegate: settlementKey, collateralMint, cuPrice: BigInt(cfg.settlementCuPrice) }),
+    }),
+    templateRoutes(templates, { jwtSecret: cfg.platformJwtSecret }),
+    heartbeatRoutes({ tokens, db, timeoutMs: cfg.heartbeatTimeoutMs }),
   ], log, metrics.observeHttp);
 
   const server: Server = await new Promise((resolve) => {
@@ -144,16 +172,22 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
     parlays.setChain(dev.gateway);
     devChain = dev;
   }
+  // The settlement executor runs where the delegate's key is (issue 5, src/settlement/).
+  const settlement = settlementKey
+    ? await startSettlement({ cfg, orm, bus, log, url, delegate: settlementKey, connection: chainConnection, collateralMint, bookTopic, tradesTopic: ledgerTopic('trades') })
+    : null;
 
   let closed = false;
   return {
-    url, port, config: cfg, orm, bus, runtime, asker, parlays, log,
+    url, port, config: cfg, orm, bus, runtime, asker, parlays, log, app,
     async close() {
       if (closed) return;
       closed = true;
       await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections?.(); });
       clearInterval(refreshMint);
       clock.stop();
+      await settlement?.stop();
+      await heartbeats.stop();
       relay.stop();
       ledgerRelay.stop();
       await devChain?.close();

@@ -21,11 +21,16 @@ export const marketInput = z.object({
 export const bookCommand = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ConfigureMarket'), market: marketInput, now: now.optional() }),
   z.object({ type: z.literal('PlaceOrder'), order: orderInput, now, mintMerge: z.boolean(), distortionBound: z.number().int().min(0).max(1_000_000), tradeId: z.string().optional() }),
-  z.object({ type: z.literal('CancelOrders'), owner: z.string().min(1), orderIds: z.array(z.string()).max(10_000).optional(), all: z.boolean().optional(), assetId: z.string().optional(), now }),
+  z.object({ type: z.literal('CancelOrders'), owner: z.string().min(1), orderIds: z.array(z.string()).max(10_000).optional(), all: z.boolean().optional(), assetId: z.string().optional(), now, reason: z.string().max(64).optional() }),
   z.object({ type: z.literal('InvalidateOrders'), orderIds: z.array(z.string()).max(10_000), reason: z.string().max(200), tradeId: z.string(), now: now.optional() }),
   z.object({ type: z.literal('Expire'), now }),
   z.object({ type: z.literal('StartGame'), now }),
   z.object({ type: z.literal('ReleaseDelayed'), now }),
+  // The settlement executor's status of a trade (issue 5).
+  z.object({
+    type: z.literal('UpdateTrade'), tradeId: z.string().min(1).max(300), status: z.enum(['MINED', 'CONFIRMED', 'RETRYING', 'FAILED']), now,
+    transactionHash: z.string().max(128).optional(), attempt: z.number().int().min(0).max(1000).optional(), reason: z.string().max(500).optional(),
+  }),
   // Reads through the actor (book-only routes): no events.
   z.object({ type: z.literal('ReadOrders'), owner: z.string().min(1), assetId: z.string().optional(), orderId: z.string().optional() }),
   z.object({ type: z.literal('ReadQuote') }),

@@ -7,6 +7,7 @@ import { decideConfigure } from './configure.ts';
 import { evolveBook, initialBook } from './evolve.ts';
 import { decidePlace, decideRelease } from './place.ts';
 import { decideCancel, decideExpire, decideInvalidate, decideStartGame } from './removals.ts';
+import { decideUpdateTrade } from './settlement.ts';
 import type { BookCommand, BookEvent, BookReply, BookState } from './types.ts';
 
 export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookReply> = {
@@ -21,6 +22,7 @@ export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookR
       case 'StartGame': return decideStartGame(state, cmd.now);
       case 'ReleaseDelayed': return decideRelease(state, cmd.now);
       case 'ConfigureMarket': return decideConfigure(state, cmd);
+      case 'UpdateTrade': return decideUpdateTrade(state, cmd);
       default: return { events: [], reply: { error: 'INVALID_COMMAND', message: `unknown command ${(cmd as { type?: unknown }).type}` } };
     }
   },

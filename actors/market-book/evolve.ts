@@ -57,6 +57,8 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
       book(s, o);
       return s;
     }
+    case 'TradeUpdated':
+      return s; // settlement news: the ledger's, not the book's
     case 'OrderCancelled':
       finish(s, e.orderId, 'cancelled');
       return s;

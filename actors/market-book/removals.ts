@@ -49,7 +49,7 @@ export function ownerOrders(s: BookState, ownerKey: string, assetId?: string): L
 
 /** Cancels by id (each answered in canceled or not_canceled) and/or all of the owner's orders
  *  (`all`, or `assetId` for one outcome). Owners are compared case-insensitively. */
-export function decideCancel(s: BookState, cmd: { owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number }): Decided<CancelReply> {
+export function decideCancel(s: BookState, cmd: { owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number; reason?: string }): Decided<CancelReply> {
   const ownerKey = String(cmd.owner ?? '').toLowerCase();
   const events: BookEvent[] = [];
   // not_canceled is keyed by order hashes: a null-prototype object, so that a new key never adds
@@ -64,7 +64,7 @@ export function decideCancel(s: BookState, cmd: { owner: string; orderIds?: stri
     const l: Live | null = o ? { held: false, o } : s.held.has(id) ? { held: true, h: s.held.get(id)! } : null;
     if (l) {
       if (dataOf(l).owner.toLowerCase() !== ownerKey) reply.not_canceled[id] = 'not yours';
-      else cancelOne(l, cmd.now, events, reply);
+      else cancelOne(l, cmd.now, events, reply, cmd.reason);
       continue;
     }
     const f = s.finished.get(id);
@@ -75,17 +75,17 @@ export function decideCancel(s: BookState, cmd: { owner: string; orderIds?: stri
   if (seen && (cmd.all || cmd.assetId !== undefined)) {
     for (const l of ownerOrders(s, ownerKey, cmd.assetId)) {
       const hash = dataOf(l).hash;
-      if (!seen.has(hash)) { seen.add(hash); cancelOne(l, cmd.now, events, reply); }
+      if (!seen.has(hash)) { seen.add(hash); cancelOne(l, cmd.now, events, reply, cmd.reason); }
     }
   }
   return { events, reply };
 }
 
-function cancelOne(l: Live, now: number, events: BookEvent[], reply: CancelReply): void {
+function cancelOne(l: Live, now: number, events: BookEvent[], reply: CancelReply, reason = 'user'): void {
   const d = dataOf(l);
   events.push({
     type: 'OrderCancelled', at: now, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: d.sizeMatched,
-    remaining: d.remaining, held: l.held, release: releaseOfLive(l), reason: 'user',
+    remaining: d.remaining, held: l.held, release: releaseOfLive(l), reason,
   });
   reply.canceled.push(d.hash);
 }

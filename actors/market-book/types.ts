@@ -75,13 +75,21 @@ export interface PlaceOrder {
   /** Id of the first trade this execution produces (default `t-<order hash>`); a second gets `:1`. */
   tradeId?: string;
 }
-export interface CancelOrders { type: 'CancelOrders'; owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number }
+/** reason: 'user' (default) or e.g. 'heartbeat_timeout' (cancel-on-disconnect); carried by OrderCancelled. */
+export interface CancelOrders { type: 'CancelOrders'; owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number; reason?: string }
 export interface InvalidateOrders { type: 'InvalidateOrders'; orderIds: string[]; reason: string; tradeId: string; now?: number }
 export interface Expire { type: 'Expire'; now: number }
 export interface StartGame { type: 'StartGame'; now: number }
 export interface ReleaseDelayed { type: 'ReleaseDelayed'; now: number }
 
-export type BookCommand = ConfigureMarket | PlaceOrder | CancelOrders | InvalidateOrders | Expire | StartGame | ReleaseDelayed;
+/** Settlement progress of a trade, from the executor (issue 5): recorded on the ledger as is. */
+export type SettlementStatus = 'MINED' | 'CONFIRMED' | 'RETRYING' | 'FAILED';
+export interface UpdateTrade {
+  type: 'UpdateTrade'; tradeId: string; status: SettlementStatus; now: number;
+  transactionHash?: string; attempt?: number; reason?: string;
+}
+
+export type BookCommand = ConfigureMarket | PlaceOrder | CancelOrders | InvalidateOrders | Expire | StartGame | ReleaseDelayed | UpdateTrade;
 
 // ---- events ----------------------------------------------------------------------------------
 
@@ -193,6 +201,8 @@ export type BookEvent =
     release: Release;
   }
   | { type: 'TradeMatched'; at: number; trade: TradeSummary }
+  /** The settlement executor's news of a trade (no change to the book). */
+  | { type: 'TradeUpdated'; at: number; tradeId: string; status: SettlementStatus; transactionHash: string; attempt: number; reason: string | null }
   /** reason: 'user', or 'would_cross' (a remainder that may not rest, see OrderPlaced). */
   | (OrderGone & { type: 'OrderCancelled'; reason: string })
   /** release_rejected: a delayed order that failed a check when released (`code` says which). */
@@ -228,7 +238,8 @@ export interface EjectReply { ejected: string[] }
 export interface ReleaseReply { released: string[]; replies: Record<string, PlaceReply> }
 export type ConfigureReply = { ok: true; market: Market } | Rejection;
 
-export type BookReply = PlaceReply | CancelReply | InvalidateReply | EjectReply | ReleaseReply | ConfigureReply | Rejection;
+export interface UpdateTradeReply { ok: true; trade_id: string; status: SettlementStatus }
+export type BookReply = PlaceReply | CancelReply | InvalidateReply | EjectReply | ReleaseReply | ConfigureReply | UpdateTradeReply | Rejection;
 
 // ---- state -----------------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ export class LedgerRelay {
         if (!locked) return 0;
         const rows: LedgerRow[] = await em.execute(
           `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages
-           where market = ? and not published order by topic, seq limit 1000`, [market]);
+           where market = ? and not published order by ledger_messages.topic, ledger_messages.seq limit 1000`, [market]); // the bigint, not the text alias
         for (const topic of ['orders', 'trades']) {
           const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
           if (recs.length) await this.bus.send(this.topicOf(topic), recs);
@@ -79,7 +79,7 @@ export const cursorId = (c: Cursor) => `o${c.orders}.t${c.trades}`;
 /** Messages after the cursor, each topic in seq order, merged by time; others' order messages lose their owner. */
 export async function readAfter(db: Db, market: string, c: Cursor, viewer: string, limit = 500): Promise<{ rows: Record<string, unknown>[]; ids: string[]; cursor: Cursor }> {
   const fetch = (topic: string, after: number): Promise<LedgerRow[]> => db.execute(
-    `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages where market = ? and topic = ? and seq > ? order by seq limit ?`,
+    `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages where market = ? and topic = ? and seq > ? order by ledger_messages.seq limit ?`, // the bigint, not the text alias
     [market, topic, after, limit],
   );
   const [orders, trades] = await Promise.all([fetch('orders', c.orders), fetch('trades', c.trades)]);

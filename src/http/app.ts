@@ -4,11 +4,17 @@ import Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
 import { errorMiddleware, HttpError } from './errors.ts';
+import { requestContext } from '../log.ts';
+import { docsRoutes } from './routes/docs.ts';
 
 export interface AppLog {
   info(o: object, m?: string): void;
   error(o: object, m?: string): void;
+  debug?(o: object, m?: string): void;
 }
+
+/** Probes and scrapes are logged at debug level, every other request at info. */
+const QUIET = new Set(['/healthz', '/readyz', '/metrics']);
 
 export function buildApp(routers: Router[], log: AppLog, observe?: (route: string, method: string, status: number, seconds: number) => void) {
   const app = new Koa({ proxy: true });
@@ -23,19 +29,23 @@ export function buildApp(routers: Router[], log: AppLog, observe?: (route: strin
     ctx.set('x-request-id', id);
     ctx.state.requestId = id;
     try {
-      await next();
+      await requestContext.run({ reqId: id }, next);
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (ctx as any)._matchedRoute ?? 'unmatched';
       observe?.(String(route), ctx.method, ctx.status, seconds);
-      if (ctx.status >= 500) log.error({ reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: seconds * 1000 }, 'request failed');
+      const line = { reqId: id, method: ctx.method, path: ctx.path, route: String(route), status: ctx.status, ms: Math.round(seconds * 1e6) / 1000 };
+      if (ctx.status >= 500) log.error(line, 'request failed');
+      else if (QUIET.has(ctx.path)) log.debug?.(line, 'request');
+      else log.info(line, 'request');
     }
   });
-  app.use(errorMiddleware(log));
+  // Lines the error handler writes carry the request id too, whatever logger the app was given.
+  app.use(errorMiddleware({ error: (o, m) => log.error({ reqId: requestContext.getStore()?.reqId, ...o }, m) }));
   app.use(bodyParser({
     enableTypes: ['json'], jsonLimit: '20mb', encoding: 'utf-8',
     onError: (err) => { throw new HttpError(400, 'malformed_body', `the body is not valid JSON: ${err.message}`); },
   }));
-  for (const r of routers) app.use(r.routes()).use(r.allowedMethods());
+  for (const r of [...routers, docsRoutes()]) app.use(r.routes()).use(r.allowedMethods());
   return app;
 }

@@ -45,6 +45,12 @@ export class PartitionActors {
     return [...this.actors.keys()];
   }
 
+  /** Live actors per kind name (metrics). */
+  countsByKind(into: Record<string, number> = {}): Record<string, number> {
+    for (const a of this.actors.values()) into[a.kind.name] = (into[a.kind.name] ?? 0) + 1;
+    return into;
+  }
+
   /** The latest state an actor committed to memory (read-only use: queries, snapshots). */
   stateOf(key: string): unknown {
     return this.actors.get(key)?.state();

@@ -29,6 +29,9 @@ export class Asker {
   private pending = new Map<string, Pending>();
   private consumer: ConsumerHandle | null = null;
 
+  /** Called once per ask with its outcome (metrics). */
+  observe?: (topic: string, outcome: 'ok' | 'timeout' | 'failed', seconds: number) => void;
+
   constructor(private bus: Bus, nodeId: string, private defaultTimeoutMs = 10_000) {
     this.replyTopic = `replies.${nodeId.replace(/[^a-zA-Z0-9._-]/g, '_')}`;
   }
@@ -85,9 +88,15 @@ export class Asker {
       const list = byTopic.get(s.topic) ?? [];
       list.push({ key: s.key, value: toJson(env), headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic } });
       byTopic.set(s.topic, list);
+      const started = process.hrtime.bigint();
+      const seen = (outcome: 'ok' | 'timeout' | 'failed') => this.observe?.(s.topic, outcome, Number(process.hrtime.bigint() - started) / 1e9);
       return new Promise<R>((resolve, reject) => {
-        const timer = setTimeout(() => { this.pending.delete(corr); reject(new AskTimeout(s.topic, s.key)); }, timeoutMs);
-        this.pending.set(corr, { resolve: resolve as (v: unknown) => void, reject, timer });
+        const timer = setTimeout(() => { this.pending.delete(corr); seen('timeout'); reject(new AskTimeout(s.topic, s.key)); }, timeoutMs);
+        this.pending.set(corr, {
+          resolve: (v: unknown) => { seen('ok'); (resolve as (v: unknown) => void)(v); },
+          reject: (e: Error) => { seen('failed'); reject(e); },
+          timer,
+        });
       });
     });
     try {

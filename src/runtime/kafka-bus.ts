@@ -77,6 +77,36 @@ export class KafkaBus implements Bus {
     }
   }
 
+  async offsets(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]> {
+    await this.started;
+    const rows = await this.admin.fetchTopicOffsets(topic);
+    return rows.map((r) => ({ partition: r.partition, low: BigInt(r.low), high: BigInt(r.high) })).sort((a, b) => a.partition - b.partition);
+  }
+
+  /** Members of a consumer group right now (ops: nothing may own a partition being replayed). */
+  async groupMembers(groupId: string): Promise<{ memberId: string; clientId: string; host: string }[]> {
+    await this.started;
+    const { groups } = await this.admin.describeGroups([groupId]);
+    return (groups[0]?.members ?? []).map((m) => ({ memberId: m.memberId, clientId: m.clientId, host: m.clientHost }));
+  }
+
+  /** Deletes consumer groups (ops: the throwaway groups of a replay); missing ones are ignored. */
+  async deleteGroups(groupIds: string[]): Promise<void> {
+    await this.started;
+    await this.admin.deleteGroups(groupIds).catch(() => undefined);
+  }
+
+  /** A metadata round trip to the cluster, bounded in time. */
+  async ping(timeoutMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('Kafka did not answer in time')), timeoutMs); });
+    try {
+      await Promise.race([this.started.then(() => this.admin.describeCluster()), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   partitionsOf(topic: string): number {
     const n = this.partitionCounts.get(topic);
     if (n === undefined) throw new Error(`topic ${topic} not ensured`);

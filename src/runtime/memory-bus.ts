@@ -28,6 +28,14 @@ export class MemoryBus implements Bus {
     return this.log(topic).length;
   }
 
+  async offsets(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]> {
+    return this.log(topic).map((l, partition) => ({ partition, low: l.base, high: l.base + BigInt(l.records.length) }));
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new Error('bus closed');
+  }
+
   private log(topic: string, partitions = this.defaultPartitions): PartitionLog[] {
     let logs = this.topics.get(topic);
     if (!logs) {

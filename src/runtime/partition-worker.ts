@@ -15,7 +15,12 @@ export interface WorkerDeps {
   system: any;
   kindFor(topic: string, key: string): ActorKind | undefined;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
-  metrics?: { batch(topic: string, records: number, ms: number): void; resync(topic: string, partition: number): void };
+  metrics?: {
+    batch(topic: string, records: number, ms: number): void; resync(topic: string, partition: number): void;
+    /** after a commit that wrote `n` snapshots (metrics: snapshot age) */
+    snapshots?(topic: string, partition: number, n: number): void;
+    deadLetters?(topic: string, n: number): void;
+  };
   /** Fault injection for failover tests: called around the commit of every batch. */
   faults?: { beforeCommit?(): void; afterCommit?(): void };
 }
@@ -52,6 +57,15 @@ export class PartitionWorker {
 
   stateOf(key: string): unknown {
     return this.actors?.stateOf(key);
+  }
+
+  /** The next offset this worker will process (null until it has loaded from the store). */
+  get position(): bigint | null {
+    return this.expectedNext;
+  }
+
+  actorCounts(into: Record<string, number> = {}): Record<string, number> {
+    return this.actors?.countsByKind(into) ?? into;
   }
 
   async handle(batch: Batch): Promise<BatchOutcome> {
@@ -140,6 +154,8 @@ export class PartitionWorker {
     d.faults?.afterCommit?.();
     await this.sendReplies(items);
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
+    if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
+    if (deadLetters.length) d.metrics?.deadLetters?.(this.topic, deadLetters.length);
     return { done: true };
   }
 
@@ -158,6 +174,7 @@ export class PartitionWorker {
       snapshots: [], inbox: [], deadLetters: [{ source: `${this.topic}/${this.partition}@${at.offset}`, reason: `decider failed: ${err.message}`, payload: at.value }],
       effects: async () => undefined,
     });
+    if (ok) d.metrics?.deadLetters?.(this.topic, 1);
     const to = at.headers?.[REPLY_TO];
     const corr = at.headers?.[CORRELATION];
     if (ok && to && corr) await d.bus.send(to, [{ key: corr, value: toJson({ corr, reply: null, error: `decider failed: ${err.message}` } satisfies ReplyMessage) }]).catch(() => undefined);

@@ -87,6 +87,18 @@ export class Runtime {
     return this.workers.size;
   }
 
+  /** Live actors in this node's memory, per kind (metrics). */
+  actorCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const w of this.workers.values()) w.actorCounts(out);
+    return out;
+  }
+
+  /** The next offset of every partition this node owns (null: not loaded yet), for consumer lag. */
+  positions(): { topic: string; partition: number; next: bigint | null }[] {
+    return this.assigned.map((a) => ({ ...a, next: this.workers.get(`${a.topic}/${a.partition}`)?.position ?? null }));
+  }
+
   async stop(): Promise<void> {
     await this.consumer?.stop();
     this.consumer = null;

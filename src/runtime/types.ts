@@ -48,6 +48,10 @@ export interface Bus {
   send(topic: string, records: OutRecord[]): Promise<void>;
   consume(opts: ConsumeOptions): Promise<ConsumerHandle>;
   close(): Promise<void>;
+  /** The log's first and next offsets per partition (metrics: consumer lag; ops: replays). */
+  offsets?(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]>;
+  /** Throws when the transport is unreachable (readiness). */
+  ping?(): Promise<void>;
 }
 
 /** A pure decider: no clock, no randomness, no I/O. Time and ids come in the command. */

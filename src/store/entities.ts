@@ -297,4 +297,152 @@ export const LedgerMessage = defineEntity({
   indexes: [{ name: 'ledger_messages_unpublished_idx', expression: 'create index "ledger_messages_unpublished_idx" on "ledger_messages" ("market", "topic", "seq") where not "published"' }],
 });
 
-export const entities = [LedgerMessage, OpenOrder, Trade, TradeParty, Outbox, Parlay, ParlayLeg, Vault, ProgramConfig, AppUser, CommandInbox, DeadLetter, ConsumerOffset, ActorSnapshot, Market, AuthSignIn];
+/** A curated combo (issue 7): figures as of its last refresh; legs in parlay_template_legs. */
+export const ParlayTemplate = defineEntity({
+  name: 'ParlayTemplate',
+  tableName: 'parlay_templates',
+  properties: {
+    id: p.bigint().primary().autoincrement(),
+    name: p.string().length(200),
+    description: p.text().default(''),
+    displayOrder: p.integer().fieldName('display_order').default(0),
+    isActive: p.boolean().fieldName('is_active').default(true),
+    /** 1e12 fixed point, as the parlay field */
+    combinedProbability: p.bigint().fieldName('combined_probability').nullable(),
+    /** micro-units paid for a stake of one unit, after the house edge */
+    payoutPerUnit: p.bigint().fieldName('payout_per_unit').nullable(),
+    houseEdgeBps: p.integer().fieldName('house_edge_bps').nullable(),
+    stale: p.boolean().default(false),
+    staleReason: p.text().fieldName('stale_reason').nullable(),
+    refreshedAt: p.datetime().fieldName('refreshed_at').nullable(),
+    createdAt: p.datetime().fieldName('created_at'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+  indexes: [{ name: 'parlay_templates_display_idx', properties: ['isActive', 'displayOrder', 'id'] }],
+});
+
+/** A template leg: a catalog market (condition_id) or a demo leg (negative demo_market_id, no market). */
+export const ParlayTemplateLeg = defineEntity({
+  name: 'ParlayTemplateLeg',
+  tableName: 'parlay_template_legs',
+  properties: {
+    templateId: p.bigint().fieldName('template_id').primary().autoincrement(false),
+    legIndex: p.integer().fieldName('leg_index').primary(),
+    conditionId: p.string().fieldName('condition_id').length(66).nullable(),
+    demoMarketId: p.bigint().fieldName('demo_market_id').nullable(),
+    demoQuestion: p.text().fieldName('demo_question').nullable(),
+    selectedOutcome: p.string().fieldName('selected_outcome').length(8),
+    /** micro (1e6), as of the last refresh; a demo leg's is the admin's */
+    probability: p.integer().nullable(),
+    probabilitySource: p.string().fieldName('probability_source').length(16).nullable(),
+  },
+  uniques: [
+    { name: 'parlay_template_legs_market_uniq', properties: ['templateId', 'conditionId'] },
+    { name: 'parlay_template_legs_demo_uniq', properties: ['templateId', 'demoMarketId'] },
+  ],
+  indexes: [{ name: 'parlay_template_legs_condition_idx', properties: ['conditionId'] }],
+});
+
+/** The suggestions read model: one row holding the public JSON, its ETag and how long it holds. */
+export const ParlaySuggestions = defineEntity({
+  name: 'ParlaySuggestions',
+  tableName: 'parlay_suggestions',
+  properties: {
+    id: p.integer().primary().autoincrement(false),
+    payload: p.text(),
+    etag: p.string().length(80),
+    validUntil: p.datetime().fieldName('valid_until').nullable(),
+    builtAt: p.datetime().fieldName('built_at'),
+  },
+});
+
+/** The settlement executor (issue 5): one row per trade taken to the chain. */
+export const Settlement = defineEntity({
+  name: 'Settlement',
+  tableName: 'settlements',
+  properties: {
+    tradeId: p.string().fieldName('trade_id').primary(),
+    market: p.string(),
+    status: p.string().length(16),
+    attempts: p.integer().default(0),
+    cuLimit: p.integer().fieldName('cu_limit'),
+    cuPrice: p.bigint().fieldName('cu_price'),
+    signature: p.string().length(128).nullable(),
+    reason: p.text().nullable(),
+    culprits: p.json().default('[]'),
+    reconciled: p.boolean().default(false),
+    nextAt: p.datetime().fieldName('next_at'),
+    createdAt: p.datetime().fieldName('created_at'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+  indexes: [{ name: 'settlements_pending_idx', expression: `create index "settlements_pending_idx" on "settlements" ("next_at") where "status" not in ('CONFIRMED', 'FAILED') or not "reconciled"` }],
+});
+
+/** One signed settlement transaction, stored before it is sent. */
+export const SettlementAttempt = defineEntity({
+  name: 'SettlementAttempt',
+  tableName: 'settlement_attempts',
+  properties: {
+    tradeId: p.string().fieldName('trade_id').primary(),
+    attempt: p.integer().primary().autoincrement(false),
+    signature: p.string().length(128).unique('settlement_attempts_signature_idx'),
+    tx: p.text(),
+    blockhash: p.string().length(64),
+    lastValidBlockHeight: p.bigint().fieldName('last_valid_block_height'),
+    cuLimit: p.integer().fieldName('cu_limit'),
+    cuPrice: p.bigint().fieldName('cu_price'),
+    outcome: p.string().length(32).nullable(),
+    createdAt: p.datetime().fieldName('created_at'),
+  },
+});
+
+/** Cancel-on-disconnect (src/clob/heartbeats.ts): a wallet's last heartbeat and its expiry claim. */
+export const ClobHeartbeat = defineEntity({
+  name: 'ClobHeartbeat',
+  tableName: 'clob_heartbeats',
+  properties: {
+    wallet: p.string().primary(),
+    ownerLc: p.string().fieldName('owner_lc'),
+    /** armed, expiring (claimed by a node), expired, off */
+    state: p.string().length(16),
+    timeoutMs: p.integer().fieldName('timeout_ms'),
+    lastSeenAt: p.datetime().fieldName('last_seen_at'),
+    expiresAt: p.datetime().fieldName('expires_at'),
+    beats: p.bigint().default(0),
+    claimedBy: p.string().fieldName('claimed_by').nullable(),
+    claimedAt: p.datetime().fieldName('claimed_at').nullable(),
+    expiredAt: p.datetime().fieldName('expired_at').nullable(),
+    cancelled: p.integer().default(0),
+    createdAt: p.datetime().fieldName('created_at'),
+  },
+  indexes: [{ name: 'clob_heartbeats_due_idx', expression: `create index "clob_heartbeats_due_idx" on "clob_heartbeats" ("expires_at") where "state" in ('armed', 'expiring')` }],
+});
+
+/** Persisted cursors of the ops CLI's long commands (src/cli/jobs.ts). */
+export const OpsJob = defineEntity({
+  name: 'OpsJob',
+  tableName: 'ops_jobs',
+  properties: {
+    id: p.string().primary(),
+    kind: p.string().length(64),
+    status: p.string().length(16),
+    params: p.json(),
+    state: p.json(),
+    createdAt: p.datetime().fieldName('created_at'),
+    updatedAt: p.datetime().fieldName('updated_at'),
+  },
+});
+
+/** The work list of an ops job (e.g. the signatures a reconcile run applies). */
+export const OpsJobItem = defineEntity({
+  name: 'OpsJobItem',
+  tableName: 'ops_job_items',
+  properties: {
+    jobId: p.string().primary().fieldName('job_id'),
+    seq: p.integer().primary(),
+    item: p.json(),
+    done: p.boolean().default(false),
+  },
+});
+
+export const entities = [LedgerMessage, OpenOrder, Trade, TradeParty, Outbox, Parlay, ParlayLeg, Vault, ProgramConfig, AppUser, CommandInbox, DeadLetter, ConsumerOffset, ActorSnapshot, Market, AuthSignIn, ParlayTemplate, ParlayTemplateLeg, ParlaySuggestions, Settlement, SettlementAttempt, ClobHeartbeat, OpsJob, OpsJobItem];

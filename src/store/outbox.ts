@@ -50,7 +50,8 @@ export class OutboxRelay {
     try {
       return await (this.orm.em.fork() as any).transactional(async (em: any) => {
         const rows: { id: string; topic: string; key: string; value: string }[] = await em.execute(
-          'select id::text, topic, key, value from outbox order by id limit ? for update skip locked', [this.batch],
+          // order by the bigint column, not the text alias (which would put id 10 before 9)
+          'select id::text, topic, key, value from outbox order by outbox.id limit ? for update skip locked', [this.batch],
         );
         if (!rows.length) return 0;
         const byTopic = new Map<string, OutRecord[]>();

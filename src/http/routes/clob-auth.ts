@@ -5,6 +5,8 @@ import jwt from 'koa-jwt';
 import type { Context, Next } from 'koa';
 import { HttpError, zodMessage } from '../errors.ts';
 import { checkSignIn, signInBody, type ClobTokens } from '../../clob/sign-in.ts';
+import { documentRoutes } from '../openapi.ts';
+import * as api from '../openapi-schemas.ts';
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
@@ -46,3 +48,8 @@ export function clobAuthRoutes(o: { tokens: ClobTokens; db: () => Db; config: ()
   r.get('/config', (ctx) => { ctx.body = o.config(); });
   return r;
 }
+
+documentRoutes(
+  { method: 'post', path: '/v1/auth/token', summary: 'Sign in: an ed25519 signature of `clob-auth:v1:<address>:<timestamp>` buys a bearer token', body: signInBody, responses: { 200: { description: 'the bearer token', schema: api.accessToken }, 401: { description: 'stale, forged or reused message', schema: api.errorBody } } },
+  { method: 'get', path: '/v1/config', summary: 'Collateral mint, settlement delegate, fee curve, token lifetime', responses: { 200: { description: 'the configuration', schema: api.clobConfig } } },
+);

@@ -13,12 +13,35 @@ import { cursorId, endCursor, parseCursor, readAfter } from '../../clob/ledger-s
 import { PassThrough } from 'node:stream';
 import type { ClobTokens } from '../../clob/sign-in.ts';
 import type { Catalog } from '../../clob/catalog.ts';
+import { documentRoutes } from '../openapi.ts';
+import * as api from '../openapi-schemas.ts';
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
 const orderIdSchema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'an order id is 0x + 64 hex digits').transform((s) => s.toLowerCase());
 const conditionId = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits').transform((s) => s.toLowerCase());
 const unixSeconds = z.coerce.number().int().nonnegative();
+
+// The request schemas of the routes below: they validate, and they are what /openapi.json shows.
+export const clobRequest = {
+  marketParams: z.object({ conditionId }),
+  orderParams: z.object({ id: orderIdSchema }),
+  cancel: z.object({ orderID: z.string().min(1) }),
+  cancelBatch: z.object({ orderIDs: z.array(z.string().min(1)).max(1000) }),
+  cancelMarket: z.object({ market: conditionId, asset_id: z.string().min(1).optional() }),
+  sizeUpdate: z.object({ trade_id: z.string().min(1), orders: z.array(orderIdSchema).max(1000), reason: z.string().max(200).default('settlement failed') }),
+  internalHeaders: z.object({ 'x-internal-token': z.string() }),
+  marketQuery: z.object({ market: conditionId.optional() }),
+  valueRange: z.object({ min_value: z.coerce.number().nonnegative() }),
+  trades: z.object({
+    id: z.string().optional(), owner: z.string().optional(), taker: z.string().optional(), maker: z.string().optional(),
+    market: conditionId.optional(), asset_id: z.string().optional(), limit: z.coerce.number().int().min(1).max(500).default(100),
+    before: unixSeconds.optional(), after: unixSeconds.optional(),
+  }),
+  lastTrade: z.object({ market: conditionId }),
+  stream: z.object({ market: conditionId, from: z.enum(['beginning', 'now']).default('now'), last_event_id: z.string().optional() }),
+  streamHeaders: z.object({ 'last-event-id': z.string().optional() }),
+};
 
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   const r = schema.safeParse(value);
@@ -40,7 +63,7 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
   const wallet = (ctx: Context) => ctx.state.wallet as string;
 
   r.get('/markets/:conditionId', async (ctx) => {
-    const id = parse(conditionId, ctx.params.conditionId);
+    const id = parse(clobRequest.marketParams, ctx.params).conditionId;
     const m = await o.catalog.get(id);
     if (!m) throw notFound('market not found');
     const quote = await o.svc.quote(id).catch(() => null);
@@ -69,23 +92,23 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
   });
 
   r.post('/orders/cancel', auth, async (ctx) => {
-    const { orderID } = parse(z.object({ orderID: z.string().min(1) }), ctx.request.body ?? {});
+    const { orderID } = parse(clobRequest.cancel, ctx.request.body ?? {});
     ctx.body = await o.svc.cancel(wallet(ctx), { ids: [orderID.toLowerCase()] });
   });
   r.post('/orders/cancel-batch', auth, async (ctx) => {
-    const { orderIDs } = parse(z.object({ orderIDs: z.array(z.string().min(1)).max(1000) }), ctx.request.body ?? {});
+    const { orderIDs } = parse(clobRequest.cancelBatch, ctx.request.body ?? {});
     ctx.body = await o.svc.cancel(wallet(ctx), { ids: orderIDs.map((s) => s.toLowerCase()) });
   });
   r.post('/orders/cancel-all', auth, async (ctx) => {
     ctx.body = await o.svc.cancel(wallet(ctx), { all: true });
   });
   r.post('/orders/cancel-market', auth, async (ctx) => {
-    const b = parse(z.object({ market: conditionId, asset_id: z.string().min(1).optional() }), ctx.request.body ?? {});
+    const b = parse(clobRequest.cancelMarket, ctx.request.body ?? {});
     ctx.body = await o.svc.cancel(wallet(ctx), { market: b.market, assetId: b.asset_id });
   });
 
   r.post('/orders/size-update', internalToken(o.internalToken), async (ctx) => {
-    const b = parse(z.object({ trade_id: z.string().min(1), orders: z.array(orderIdSchema).max(1000), reason: z.string().max(200).default('settlement failed') }), ctx.request.body ?? {});
+    const b = parse(clobRequest.sizeUpdate, ctx.request.body ?? {});
     const rows = b.orders.length ? await o.db().execute('select id, market from open_orders where id in (?)', [b.orders]) : [];
     const byMarket = new Map<string, string[]>();
     for (const row of rows) byMarket.set(row.market, [...(byMarket.get(row.market) ?? []), row.id]);
@@ -101,49 +124,45 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
   });
 
   r.get('/orders', auth, async (ctx) => {
-    const q = parse(z.object({ market: conditionId.optional() }), ctx.query);
+    const q = parse(clobRequest.marketQuery, ctx.query);
     ctx.body = await o.svc.bookOrders(wallet(ctx), { market: q.market });
   });
   r.get('/orders/value-range', auth, async (ctx) => {
-    const q = parse(z.object({ min_value: z.coerce.number().nonnegative() }), ctx.query);
+    const q = parse(clobRequest.valueRange, ctx.query);
     const orders = await o.svc.bookOrders(wallet(ctx), {});
     ctx.body = orders.filter((x: any) => Number(x.price) * Number(x.remainingSize) >= q.min_value);
   });
   r.get('/orders/:id', auth, async (ctx) => {
-    const id = parse(orderIdSchema, ctx.params.id);
+    const id = parse(clobRequest.orderParams, ctx.params).id;
     const [found] = await o.svc.bookOrders(wallet(ctx), { orderId: id });
     if (!found) throw notFound('order not on the book');
     ctx.body = found;
   });
 
   r.get('/open-orders', auth, async (ctx) => {
-    const q = parse(z.object({ market: conditionId.optional() }), ctx.query);
+    const q = parse(clobRequest.marketQuery, ctx.query);
     ctx.body = await ledger.openOrders(o.db(), wallet(ctx), { market: q.market });
   });
   r.get('/open-orders/:id', auth, async (ctx) => {
-    const id = parse(orderIdSchema, ctx.params.id);
+    const id = parse(clobRequest.orderParams, ctx.params).id;
     const [found] = await ledger.openOrders(o.db(), wallet(ctx), { id });
     if (!found) throw notFound('order not found');
     ctx.body = found;
   });
 
   r.get('/trades', auth, async (ctx) => {
-    const q = parse(z.object({
-      id: z.string().optional(), owner: z.string().optional(), taker: z.string().optional(), maker: z.string().optional(),
-      market: conditionId.optional(), asset_id: z.string().optional(), limit: z.coerce.number().int().min(1).max(500).default(100),
-      before: unixSeconds.optional(), after: unixSeconds.optional(),
-    }), ctx.query);
+    const q = parse(clobRequest.trades, ctx.query);
     ctx.body = await ledger.trades(o.db(), wallet(ctx), q);
   });
   r.get('/trades/last', auth, async (ctx) => {
-    const q = parse(z.object({ market: conditionId }), ctx.query);
+    const q = parse(clobRequest.lastTrade, ctx.query);
     const t = await ledger.lastTrade(o.db(), q.market);
     if (!t) throw notFound('no trade in this market yet');
     ctx.body = t;
   });
 
   r.get('/stream', auth, async (ctx) => {
-    const q = parse(z.object({ market: conditionId, from: z.enum(['beginning', 'now']).default('now'), last_event_id: z.string().optional() }), ctx.query);
+    const q = parse(clobRequest.stream, ctx.query);
     const resume = ctx.get('last-event-id') || q.last_event_id;
     let cursor = parseCursor(resume);
     if (resume && !cursor) throw new HttpError(400, 'invalid_request', 'Last-Event-ID must look like o<seq>.t<seq>');
@@ -177,3 +196,22 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
 
   return r;
 }
+
+const NOT_FOUND = { description: 'not found', schema: api.errorBody };
+documentRoutes(
+  { method: 'get', path: '/v1/markets/:conditionId', summary: 'A market with its best bid, best ask and last price', params: clobRequest.marketParams, responses: { 200: { description: 'the market', schema: api.bookMarket }, 404: NOT_FOUND } },
+  { method: 'post', path: '/v1/order', security: 'clob', summary: 'Post a signed order (contracts/clob.md, Inserting)', body: placeOrderBody, responses: { 200: { description: 'accepted', schema: api.placeResult }, 400: { description: 'rejected', schema: api.placeRejection } } },
+  { method: 'post', path: '/v1/orders/cancel', security: 'clob', summary: 'Cancel one order', body: clobRequest.cancel, responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
+  { method: 'post', path: '/v1/orders/cancel-batch', security: 'clob', summary: 'Cancel several orders (not atomic: read canceled and not_canceled)', body: clobRequest.cancelBatch, responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
+  { method: 'post', path: '/v1/orders/cancel-all', security: 'clob', summary: "Cancel every order of the caller", responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
+  { method: 'post', path: '/v1/orders/cancel-market', security: 'clob', summary: "Cancel the caller's orders in a market (and asset)", body: clobRequest.cancelMarket, responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
+  { method: 'post', path: '/v1/orders/size-update', security: 'internal', summary: 'Invalidate resting orders of a failed settlement (executor only)', headers: clobRequest.internalHeaders, body: clobRequest.sizeUpdate, responses: { 200: { description: 'what was invalidated', schema: api.sizeUpdateResult } } },
+  { method: 'get', path: '/v1/orders', security: 'clob', summary: "The caller's orders on the book", query: clobRequest.marketQuery, responses: { 200: { description: 'book-form orders', schema: z.array(api.bookOrder) } } },
+  { method: 'get', path: '/v1/orders/value-range', security: 'clob', summary: "The caller's book orders whose price × remaining size reaches min_value", query: clobRequest.valueRange, responses: { 200: { description: 'book-form orders', schema: z.array(api.bookOrder) } } },
+  { method: 'get', path: '/v1/orders/:id', security: 'clob', summary: 'One of the caller\'s orders on the book (a fully matched order is not found)', params: clobRequest.orderParams, responses: { 200: { description: 'the order', schema: api.bookOrder }, 404: NOT_FOUND } },
+  { method: 'get', path: '/v1/open-orders', security: 'clob', summary: "The caller's orders from the ledger (finished ones too)", query: clobRequest.marketQuery, responses: { 200: { description: 'OpenOrder entries', schema: z.array(api.openOrder) } } },
+  { method: 'get', path: '/v1/open-orders/:id', security: 'clob', summary: 'One OpenOrder of the caller', params: clobRequest.orderParams, responses: { 200: { description: 'the order', schema: api.openOrder }, 404: NOT_FOUND } },
+  { method: 'get', path: '/v1/trades', security: 'clob', summary: "The caller's trades (TradeParams); reconcile by maker_orders", query: clobRequest.trades, responses: { 200: { description: 'TradeSummary entries, newest first', schema: z.array(api.tradeSummary) } } },
+  { method: 'get', path: '/v1/trades/last', security: 'clob', summary: 'The last trade of a market', query: clobRequest.lastTrade, responses: { 200: { description: 'the last trade', schema: api.lastTrade }, 404: NOT_FOUND } },
+  { method: 'get', path: '/v1/stream', security: 'clob', summary: "A market's ledger as Server-Sent Events, resumable with Last-Event-ID", query: clobRequest.stream, headers: clobRequest.streamHeaders, responses: { 200: { description: 'the event stream', schema: api.sseStream, contentType: 'text/event-stream' } } },
+);

@@ -4,14 +4,20 @@ import { platformAuth, requireSuperuser } from '../auth.ts';
 import { HttpError, notFound } from '../errors.ts';
 import { CatalogConflict, marketCreate, marketPatch, type Catalog } from '../../clob/catalog.ts';
 import { z } from 'zod';
+import { documentRoutes, validate } from '../openapi.ts';
+import * as api from '../openapi-schemas.ts';
+
+export const marketsRequest = {
+  list: z.object({ status: z.enum(['open', 'closed', 'resolved']).optional() }),
+  params: z.object({ conditionId: z.string().min(1).meta({ description: 'condition id: 0x + 64 hex digits' }) }),
+};
 
 export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; onChange?: (conditionId: string) => Promise<void> }) {
   const r = new Router({ prefix: '/api/markets' });
   const auth = platformAuth(o.jwtSecret);
-  const status = z.object({ status: z.enum(['open', 'closed', 'resolved']).optional() });
 
   r.get('/', async (ctx) => {
-    const q = status.safeParse(ctx.query);
+    const q = marketsRequest.list.safeParse(ctx.query);
     if (!q.success) throw new HttpError(400, 'invalid_request', 'status must be open, closed or resolved');
     ctx.body = { data: await catalog.list(q.data) };
   });
@@ -25,7 +31,7 @@ export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; onChange?
     ctx.body = { data: created };
   });
   r.get('/admin/markets/:conditionId/', auth, requireSuperuser, async (ctx) => {
-    const m = await catalog.get(ctx.params.conditionId);
+    const m = await catalog.get(validate(marketsRequest.params, ctx.params).conditionId);
     if (!m) throw notFound('market not found');
     ctx.body = { data: m };
   });
@@ -33,7 +39,7 @@ export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; onChange?
     const body = marketPatch.parse(ctx.request.body ?? {});
     let m;
     try {
-      m = await catalog.patch(ctx.params.conditionId, body);
+      m = await catalog.patch(validate(marketsRequest.params, ctx.params).conditionId, body);
     } catch (e) {
       if (e instanceof CatalogConflict) throw new HttpError(409, 'conflict', e.message);
       throw e;
@@ -44,3 +50,14 @@ export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; onChange?
   });
   return r;
 }
+
+const list = z.strictObject({ data: z.array(api.market) });
+const one = z.strictObject({ data: api.market });
+const NOT_FOUND = { description: 'not found', schema: api.errorBody };
+documentRoutes(
+  { method: 'get', path: '/api/markets/', summary: 'The market catalog', query: marketsRequest.list, responses: { 200: { description: 'markets, newest first', schema: list } } },
+  { method: 'get', path: '/api/markets/admin/markets/', security: 'superuser', summary: 'The market catalog (admin)', responses: { 200: { description: 'markets', schema: list } } },
+  { method: 'post', path: '/api/markets/admin/markets/', security: 'superuser', summary: 'Create a market', body: marketCreate, responses: { 201: { description: 'created', schema: one }, 409: { description: 'exists', schema: api.errorBody } } },
+  { method: 'get', path: '/api/markets/admin/markets/:conditionId/', security: 'superuser', summary: 'One market (admin)', params: marketsRequest.params, responses: { 200: { description: 'the market', schema: one }, 404: NOT_FOUND } },
+  { method: 'patch', path: '/api/markets/admin/markets/:conditionId/', security: 'superuser', summary: 'Edit a market', params: marketsRequest.params, body: marketPatch, responses: { 200: { description: 'the market', schema: one }, 404: NOT_FOUND, 409: { description: 'on_chain_market_id taken', schema: api.errorBody } } },
+);

@@ -4,6 +4,9 @@ import { Migration20261122141253 } from './Migration20261122141253.ts';
 import { Migration20261122141631 } from './Migration20261122141631.ts';
 import { Migration20261122142143 } from './Migration20261122142143.ts';
 import { Migration20261122143817 } from './Migration20261122143817.ts';
+import { Migration20261123100000 } from './Migration20261123100000.ts';
+import { Migration20261123200000 } from './Migration20261123200000.ts';
+import { Migration20261123300000 } from './Migration20261123300000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -11,4 +14,7 @@ export const migrationsList = [
   { name: 'Migration20261122141631', class: Migration20261122141631 },
   { name: 'Migration20261122142143', class: Migration20261122142143 },
   { name: 'Migration20261122143817', class: Migration20261122143817 },
+  { name: 'Migration20261123100000', class: Migration20261123100000 },
+  { name: 'Migration20261123200000', class: Migration20261123200000 },
+  { name: 'Migration20261123300000', class: Migration20261123300000 },
 ];

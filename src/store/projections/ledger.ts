@@ -27,6 +27,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     const updates: Record<string, unknown>[] = [];
     const trades: Record<string, unknown>[] = [];
     const parties: Record<string, unknown>[] = [];
+    const tradeUpdates: { id: string; status: string; hash: string; at: string }[] = [];
     const wallet: OutboxMessage[] = [];
     const ledger: Record<string, unknown>[] = [];
     const say = (market: string, topic: 'orders' | 'trades', type: string, owner: string | null, at: number, payload: Record<string, unknown>) =>
@@ -102,6 +103,15 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
             for (const m of t.maker_orders) party(m.owner, 'MAKER');
             break;
           }
+          case 'TradeUpdated': {
+            // Settlement news (src/settlement/): the trade's status on the read model and the ledger.
+            tradeUpdates.push({ id: e.tradeId, status: e.status, hash: e.transactionHash, at: iso(e.at) });
+            say(market, 'trades', `trade_${String(e.status).toLowerCase()}`, null, e.at, {
+              trade_id: e.tradeId, status: e.status, transaction_hash: e.transactionHash, attempt: e.attempt,
+              ...(e.reason ? { reason: e.reason } : {}), last_update: String(Math.floor(e.at / 1000)),
+            });
+            break;
+          }
           default:
             break;
         }
@@ -147,6 +157,14 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
          from jsonb_to_recordset(?::jsonb) as t(trade_id text, address_lc text, role text, market text, asset_id text, match_time timestamptz)
          on conflict do nothing`,
         [toJson(parties)],
+      );
+    }
+    for (const u of tradeUpdates) {
+      // A final status stays final (a late duplicate of an earlier one changes nothing).
+      await tx.execute(
+        `update trades set status = ?, transaction_hash = case when ? = '' then transaction_hash else ? end, last_update = ?
+         where id = ? and status not in ('CONFIRMED', 'FAILED')`,
+        [u.status, u.hash, u.hash, u.at, u.id],
       );
     }
     if (ledger.length) {

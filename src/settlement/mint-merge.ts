@@ -1,0 +1,77 @@
+// mint_tokens and merge_tokens (SPEC 4.3): par conversions of one wallet, no fee, no counterparty,
+// each one on-chain transaction signed by the delegate under the wallet's standing allowances.
+// What they spend is reserved in the Wallet actor for the time of the transaction, so an order
+// resting on the same balance keeps what it holds (the conversion is refused instead).
+import { randomUUID } from 'node:crypto';
+import { PublicKey, type Connection, type Keypair } from '@solana/web3.js';
+import type { Asker } from '../runtime/asker.ts';
+import type { ChainGateway } from '../chain/gateway.ts';
+import type { Catalog } from '../clob/catalog.ts';
+import { HttpError, notFound } from '../http/errors.ts';
+import { estimateComputeUnits, planMerge, planMint, signWithBudget } from '../chain/settlement-tx.ts';
+
+export interface MintMergeDeps {
+  asker: Asker;
+  walletTopic: string;
+  catalog: Catalog;
+  chain: () => ChainGateway | null;
+  connection: () => Connection | null;
+  delegate: Keypair | null;
+  collateralMint: () => Promise<string | null>;
+  cuPrice: bigint;
+}
+
+export class MintMerge {
+  constructor(private d: MintMergeDeps) {}
+
+  async run(wallet: string, op: 'mint' | 'merge', conditionId: string, amount: bigint) {
+    const market = await this.d.catalog.get(conditionId);
+    if (!market) throw notFound('market not found');
+    const chain = this.d.chain();
+    const conn = this.d.connection();
+    if (!chain || !conn) throw new HttpError(503, 'chain_unavailable', 'no chain RPC is configured');
+    if (!this.d.delegate) throw new HttpError(503, 'delegate_unavailable', 'CLOB_DELEGATE_KEYPAIR is not configured: the delegate cannot sign');
+    const collateral = await this.d.collateralMint();
+    if (!collateral) throw new HttpError(503, 'config_unknown', 'the collateral mint is not known yet');
+    const yes = market.yes_token_id as string;
+    const no = market.no_token_id as string;
+    // mint spends collateral; merge spends the YES and the NO tokens
+    const spends = op === 'mint' ? [{ asset: 'collateral', mint: collateral }] : [{ asset: yes, mint: yes }, { asset: no, mint: no }];
+    const id = `${op}:${randomUUID()}`;
+    const delegate = this.d.delegate.publicKey.toBase58();
+    const held: string[] = [];
+    try {
+      for (const s of spends) {
+        const h = await chain.holding(wallet, s.mint);
+        if (h.delegate !== delegate || h.delegatedAmount < amount) {
+          throw new HttpError(400, 'allowance', `the delegate ${delegate} may not move ${amount} of ${s.asset === 'collateral' ? 'collateral' : s.asset} (allowance ${h.delegate === delegate ? h.delegatedAmount : 0n}); set it with the allowance tool`);
+        }
+        const orderId = `${id}:${s.asset}`;
+        const r = await this.d.asker.ask<{ ok: boolean; message?: string }>({
+          topic: this.d.walletTopic, key: wallet, id: `reserve:${orderId}`,
+          cmd: { type: 'Reserve', orderId, asset: s.asset, amount: amount.toString(), market: market.condition_id, balance: { amount: h.amount.toString(), slot: h.slot }, holdMs: 120_000 },
+        });
+        if (!r.ok) throw new HttpError(400, 'INSUFFICIENT_BALANCE', r.message ?? 'amount exceeds the unreserved balance');
+        held.push(orderId);
+      }
+      const accounts = { collateralMint: new PublicKey(collateral), delegate: this.d.delegate.publicKey, feeRecipient: this.d.delegate.publicKey };
+      const owner = new PublicKey(wallet);
+      const ixs = op === 'mint' ? planMint(owner, new PublicKey(yes), new PublicKey(no), amount, accounts) : planMerge(owner, new PublicKey(yes), new PublicKey(no), amount, accounts);
+      const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
+      const signed = signWithBudget(this.d.delegate, ixs, { blockhash, cuLimit: estimateComputeUnits(ixs), cuPrice: this.d.cuPrice });
+      let signature: string;
+      try {
+        signature = await conn.sendRawTransaction(signed.raw, { skipPreflight: false, preflightCommitment: 'confirmed' });
+      } catch (e: any) {
+        throw new HttpError(400, 'transaction_failed', `${op}_tokens was refused: ${String(e?.message ?? e).slice(0, 300)}`);
+      }
+      const conf = await conn.confirmTransaction({ signature, blockhash, lastValidBlockHeight }, 'confirmed');
+      if (conf.value.err) throw new HttpError(400, 'transaction_failed', `${op}_tokens failed: ${JSON.stringify(conf.value.err)}`);
+      return { success: true, operation: `${op}_tokens`, market: market.condition_id, amount: amount.toString(), transaction_hash: signature };
+    } finally {
+      for (const orderId of held) {
+        await this.d.asker.ask({ topic: this.d.walletTopic, key: wallet, id: `release:${orderId}`, cmd: { type: 'Release', orderId, reason: 'done' } }).catch(() => undefined);
+      }
+    }
+  }
+}
