@@ -12,7 +12,8 @@ import { startProcessNode, type ProcessNode } from '../helpers/process-node.ts';
 import { parlayLife } from '../helpers/events.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../helpers/node.ts';
 import { startLocalChain } from '../../src/chain/local/index.ts';
-import { OutcomeTokens } from '../helpers/chain-market.ts';
+import { approve, OutcomeTokens } from '../helpers/chain-market.ts';
+import { AuthorityType, createSetAuthorityInstruction } from '@solana/spl-token';
 import { bearer, createMarket, order } from '../helpers/clob.ts';
 import { orderHash, orderId } from '../../src/clob/signed-order.ts';
 import { replayAndDump } from './log-replay.ts';
@@ -42,18 +43,38 @@ const kafka = (...args: string[]) => execFileSync('bash', ['deploy/kafka.sh', ..
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
+  // Whatever fails, no node process, chain or broker outlives the run.
+  const cleanup: (() => Promise<unknown> | unknown)[] = [];
+  try {
+    return await run(o, cleanup);
+  } finally {
+    for (const f of cleanup.reverse()) { try { await f(); } catch { /* best effort */ } }
+  }
+}
+
+async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[]): Promise<ChaosReport> {
   const log = o.log ?? (() => undefined);
   kafka('start', '--port', String(o.brokerPort));
+  cleanup.push(() => kafka('stop', '--port', String(o.brokerPort)));
   const db = await freshDatabase('chaos');
+  cleanup.push(() => db.drop());
   const chain = await startLocalChain();
+  cleanup.push(() => chain.close());
   const boot = await chain.bootstrap();
   const prefix = `c${randomBytes(3).toString('hex')}.`;
+  // Settlement: the delegate's key is on every node, so every node runs the executor on its share
+  // of ledger.trades; it pays fees and holds the outcome mints' authority (MINT and MERGE trades).
+  const delegate = Keypair.generate();
+  const feeRecipient = Keypair.generate();
+  await chain.fundWallet(delegate.publicKey, 10n ** 11n, 0n);
   const env = {
     KAFKA_BROKERS: `127.0.0.1:${o.brokerPort}`, DATABASE_URL: db.url, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6',
     PLATFORM_JWT_SECRET: JWT_SECRET, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET, ASK_TIMEOUT_MS: '6000', DATABASE_POOL_MAX: '4',
-    SOLANA_RPC_URL: chain.url, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(), CLOB_DELEGATE: Keypair.generate().publicKey.toBase58(),
+    SOLANA_RPC_URL: chain.url, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(),
+    CLOB_DELEGATE_KEYPAIR: JSON.stringify(Array.from(delegate.secretKey)), CLOB_FEE_RECIPIENT: feeRecipient.publicKey.toBase58(), CLOB_SETTLEMENT_POLL_MS: '100',
   };
   const nodes: (ProcessNode | null)[] = [];
+  cleanup.push(async () => { for (const n of nodes) await n?.kill('SIGKILL'); });
   const ids = Array.from({ length: o.nodes }, (_, i) => `chaos-${i + 1}`);
   for (const id of ids) nodes.push(await startProcessNode({ ...env, NODE_ID: id }));
   log(`${o.nodes} nodes up`);
@@ -85,7 +106,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       await chain.fundWallet(w.publicKey, 10n ** 9n, 100_000n * 1_000_000n);
       await mints.give(w.publicKey, mints.yes.publicKey, 10_000n * 1_000_000n);
       await mints.give(w.publicKey, mints.no.publicKey, 10_000n * 1_000_000n);
+      // Every YES+NO pair in circulation is backed by a unit of collateral in the escrow (the
+      // delegate's collateral account), as if minted there: MERGE trades pay out of it.
+      await chain.fundWallet(delegate.publicKey, 0n, 10_000n * 1_000_000n);
+      for (const m of [boot.collateralMint, mints.yes.publicKey, mints.no.publicKey]) await approve(chain, w, m, delegate.publicKey, 10n ** 12n);
       toks.push(await bearer(first.url, w));
+    }
+    // The delegate mints and burns YES+NO pairs (MINT and MERGE trades): it becomes the mints' authority.
+    for (const m of [mints.yes, mints.no]) {
+      const r = chain.dev.send([createSetAuthorityInstruction(m.publicKey, mints.authority.publicKey, AuthorityType.MintTokens, delegate.publicKey)], [mints.authority]);
+      if (r.err) throw new Error(`set authority failed: ${JSON.stringify(r.err)}`);
     }
     let seed = 7;
     const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
@@ -116,6 +146,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const orphans = new Map<string, number>(); // partition -> killed at
   const watcher = new pg.Client({ connectionString: db.url });
   await watcher.connect();
+  cleanup.push(() => watcher.end().catch(() => undefined));
   const ownedBy = async (owner: string) => (await watcher.query('select topic, partition from consumer_offsets where owner = $1', [owner])).rows.map((r) => `${r.topic}/${r.partition}`);
   const watch = (async () => {
     while (!done || orphans.size) {
@@ -282,7 +313,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   await chaos;
   orphans.clear(); // partitions without traffic after the load ended have nothing to take over
   await watch;
-  await watcher.end();
   const seconds = (Date.now() - started) / 1000;
   log(`all ${total} deliveries acknowledged in ${seconds.toFixed(1)} s`);
 
@@ -291,6 +321,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   checks.push({ name: 'reads under failover: none failed (5xx other than 503, 4xx)', ok: reads.failed === 0 && reads.ok > 0, detail: `${reads.ok} ok, ${reads.retryable} retryable, ${reads.lost} cut by a kill` });
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
+  cleanup.push(() => c.end().catch(() => undefined));
   const q = async (sql: string) => (await c.query(sql)).rows;
   const parlays = await q('select parlay_id::int as id, status, legs_won, legs_lost, legs_resolved, actual_payout::text, claim_tx_signature from parlays order by parlay_id');
   const expectStatus = (id: number) => (id % 3 !== 0 ? 'claimed' : 'lost');
@@ -319,6 +350,33 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   }
   await sleep(1500);
 
+  if (nOrders) {
+    // Every trade settles once: each ends CONFIRMED (exactly one of its signed transactions landed)
+    // or FAILED (none landed), whatever node ran the executor when the kills came.
+    let pending = -1;
+    for (let i = 0; i < 600; i++) {
+      [{ n: pending }] = await q("select count(*)::int as n from trades t left join settlements s on s.trade_id = t.id where s.status is null or s.status not in ('CONFIRMED', 'FAILED')");
+      if (pending === 0) break;
+      await sleep(100);
+    }
+    const settled = await q("select s.trade_id, s.status, coalesce(array_agg(a.signature) filter (where a.signature is not null), '{}') as sigs from settlements s left join settlement_attempts a on a.trade_id = s.trade_id group by s.trade_id, s.status");
+    const conn = chain.connection();
+    const allSigs = settled.flatMap((r) => r.sigs as string[]);
+    const landed = new Set<string>();
+    for (let i = 0; i < allSigs.length; i += 200) {
+      const st = await conn.getSignatureStatuses(allSigs.slice(i, i + 200), { searchTransactionHistory: true });
+      st.value.forEach((v, j) => { if (v && v.err === null) landed.add(allSigs[i + j]); });
+    }
+    const twice = settled.filter((r) => (r.sigs as string[]).filter((x) => landed.has(x)).length > 1);
+    const wrong = settled.filter((r) => (r.sigs as string[]).filter((x) => landed.has(x)).length !== (r.status === 'CONFIRMED' ? 1 : 0));
+    const confirmed = settled.filter((r) => r.status === 'CONFIRMED').length;
+    const reasons = await q("select reason, count(*)::int as n from settlements where status = 'FAILED' group by reason");
+    if (reasons.length) log(`failed settlements: ${reasons.map((r) => `${r.n}× ${String(r.reason).slice(0, 300)}`).join('; ')}`);
+    // Allowances are set and balances reserved: under chaos every trade must still confirm.
+    checks.push({ name: 'every trade settled on chain (CONFIRMED), none pending or failed', ok: pending === 0 && settled.length > 0 && confirmed === settled.length, detail: `${confirmed} confirmed, ${settled.length - confirmed} failed, ${pending} pending` });
+    checks.push({ name: 'no trade settled twice (landed transactions per trade)', ok: twice.length === 0 && wrong.length === 0, detail: `${landed.size} landed for ${settled.length} trades; ${twice.length} twice, ${wrong.length} inconsistent` });
+  }
+
   // Determinism: one fresh node fed the very records the cluster consumed (read back from Kafka,
   // in partition order) reaches the same parlays, vault, ledger and actor states.
   const dump = async (url: string) => {
@@ -343,12 +401,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const same = JSON.stringify(clusterState[part]) === JSON.stringify(replay[part]);
     checks.push({ name: `cluster ${part} equal a single-node replay of the log`, ok: same, detail: `${clusterState[part].length} rows` });
   }
-  await c.end();
-  await chain.close();
-
   for (const n of nodes) await n?.kill('SIGTERM');
-  kafka('stop', '--port', String(o.brokerPort));
-  await db.drop();
   return { deliveries: total, transactions: total, orders: nOrders, ordersAcked: ackedOrders.size, ordersRejected, seconds, retries, kills, restarts, brokerRestarts, takeovers, checks };
 }
 
