@@ -98,8 +98,9 @@ export class ClobService {
       throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
     }
     if (reply.status === 'live' || reply.status === 'delayed') {
-      // Also sent from the ledger through the outbox; this one is just sooner.
-      await this.ask(this.d.walletTopic, wallet, { type: 'Confirm', orderId: id }, `confirm:${id}`).catch(() => undefined);
+      // Also sent from the ledger through the outbox; this one is just sooner, and nothing waits
+      // for its answer (the confirm is idempotent by its key, whichever arrives first).
+      await this.d.asker.tell([{ topic: this.d.walletTopic, key: wallet, cmd: { type: 'Confirm', orderId: id }, id: `confirm:${id}` }]).catch(() => undefined);
     }
     return {
       success: true, errorMsg: '', orderID: id, status: reply.status, makingAmount: String(reply.makingAmount ?? '0'),
