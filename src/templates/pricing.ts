@@ -1,10 +1,9 @@
 // Pure pricing of template legs and combos, in the program's fixed point: leg probabilities 1e6,
 // combined probability 1e12 (floored product), payout = stake × (1 − edge) / combined (floored),
-// the same arithmetic as the program's create_parlay (see src/chain/local/parlay/math.ts).
+// the same arithmetic as the program's create_parlay (src/parlay/pricing.ts).
+import { COMBINED_ONE, PROBABILITY_ONE, combinedProbability, payoutFor } from '../parlay/pricing.ts';
 
-export const PROBABILITY_ONE = 1_000_000n;
-export const COMBINED_ONE = 1_000_000_000_000n;
-const BPS_ONE = 10_000n;
+export { COMBINED_ONE, PROBABILITY_ONE, combinedProbability, payoutFor };
 
 export type Outcome = 'YES' | 'NO';
 export type ProbabilitySource = 'midpoint' | 'last_trade' | 'reference' | 'demo';
@@ -58,23 +57,6 @@ export function legProbability(q: BookQuote | null, m: LegMarket, outcome: Outco
   }
   if (m.reference_price !== null) return { probability: outcome === 'YES' ? m.reference_price : ONE - m.reference_price, source: 'reference' };
   return null;
-}
-
-/** Product of the leg probabilities (1e6 each) as 1e12 fixed point, floored (as the program). */
-export function combinedProbability(probabilities: number[]): bigint {
-  let num = 1n;
-  let den = 1n;
-  for (const p of probabilities) {
-    num *= BigInt(p);
-    den *= PROBABILITY_ONE;
-  }
-  return (num * COMBINED_ONE) / den;
-}
-
-/** stake × (1 − edge) / combined, floored (as the program); null when the combined probability is zero. */
-export function payoutFor(stake: bigint, combined: bigint, houseEdgeBps: number): bigint | null {
-  if (combined <= 0n) return null;
-  return (stake * (BPS_ONE - BigInt(houseEdgeBps)) * COMBINED_ONE) / (BPS_ONE * combined);
 }
 
 /** A fixed-point integer as a decimal string with exactly `places` places. */

@@ -218,20 +218,25 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
       await sleep(Math.min(500, 20 * item.tries));
     }
   };
+  /** POSTs as a wallet to a random live node; status 0 when no node answered. */
+  const postAsWallet = async (path: string, wallet: number, payload: unknown) => {
+    const live = nodes.filter((n): n is ProcessNode => n !== null);
+    const target = live[Math.floor(Math.random() * live.length)];
+    let status = 0;
+    let body: any = null;
+    if (target) {
+      try {
+        const r = await fetch(`${target.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${toks[wallet]}`, 'content-type': 'application/json' }, body: JSON.stringify(payload), signal: AbortSignal.timeout(15_000) });
+        status = r.status;
+        body = await r.json().catch(() => null);
+      } catch { status = 0; }
+    }
+    return { target, status, body };
+  };
   const trader = async () => {
     while (orderQueue.length) {
       const item = orderQueue.shift()!;
-      const live = nodes.filter((n): n is ProcessNode => n !== null);
-      const target = live[Math.floor(Math.random() * live.length)];
-      let status = 0;
-      let body: any = null;
-      if (target) {
-        try {
-          const r = await fetch(`${target.url}/v1/order`, { method: 'POST', headers: { authorization: `Bearer ${toks[item.wallet]}`, 'content-type': 'application/json' }, body: JSON.stringify(item.body), signal: AbortSignal.timeout(15_000) });
-          status = r.status;
-          body = await r.json().catch(() => null);
-        } catch { status = 0; }
-      }
+      const { target, status, body } = await postAsWallet('/v1/order', item.wallet, item.body);
       if (status === 200) {
         ackedOrders.add(body.orderID);
         if (body.status === 'live' && ackedOrders.size % 3 === 0) cancelQueue.push({ wallet: item.wallet, id: body.orderID, tries: 0 });
@@ -254,17 +259,7 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     while (tradersRunning > 0 || cancelQueue.length) {
       const item = cancelQueue.shift();
       if (!item) { await sleep(20); continue; }
-      const live = nodes.filter((n): n is ProcessNode => n !== null);
-      const target = live[Math.floor(Math.random() * live.length)];
-      let status = 0;
-      let body: any = null;
-      if (target) {
-        try {
-          const r = await fetch(`${target.url}/v1/orders/cancel`, { method: 'POST', headers: { authorization: `Bearer ${toks[item.wallet]}`, 'content-type': 'application/json' }, body: JSON.stringify({ orderID: item.id }), signal: AbortSignal.timeout(15_000) });
-          status = r.status;
-          body = await r.json().catch(() => null);
-        } catch { status = 0; }
-      }
+      const { target, status, body } = await postAsWallet('/v1/orders/cancel', item.wallet, { orderID: item.id });
       if (status === 200) {
         if (body.canceled.includes(item.id)) cancelsAcked.add(item.id);
         // A retried cancel that already went through the first time answers "already cancelled".
