@@ -83,6 +83,7 @@ const env = {
   PLATFORM_JWT_SECRET: JWT_SECRET, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET, CLOB_JWT_SECRET: 'bench-clob', CLOB_INTERNAL_TOKEN: 'bench-internal',
   SOLANA_RPC_URL: chain.url, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(), CLOB_DELEGATE: Keypair.generate().publicKey.toBase58(),
   DATABASE_POOL_MAX: '8', CLOB_TOKEN_TTL_SECONDS: '3600',
+  ...(process.env.PROFILE_NODES ? { NODE_OPTIONS: '--cpu-prof --cpu-prof-dir=/tmp/nprof' } : {}),
 };
 const nodes: ProcessNode[] = [];
 for (let i = 0; i < nNodes; i++) nodes.push(await startProcessNode({ ...env, NODE_ID: `bench-${i + 1}` }));

@@ -2,7 +2,7 @@
 // timer well inside its lifetime, signed orders, every /v1 route, the ledger stream with resume,
 // and failover across the nodes of a cluster.
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
+import { signDetached } from '../clob/ed25519.ts';
 import type { z } from 'zod';
 import type * as api from '../http/openapi-schemas.ts';
 import type { heartbeatStatusSchema } from '../http/routes/heartbeats.ts';
@@ -72,7 +72,7 @@ export class ClobClient {
           // same wallet may have taken a second: then a later one, still well inside the 60 s skew).
           const timestamp = Math.max(Math.floor(Date.now() / 1000), this.lastTimestamp + (attempt === 1 ? 1 : 1 + Math.floor(Math.random() * 3)));
           this.lastTimestamp = timestamp;
-          const signature = bs58.encode(nacl.sign.detached(Buffer.from(ClobClient.authMessage(this.address, timestamp), 'utf8'), this.o.wallet.secretKey));
+          const signature = bs58.encode(signDetached(Buffer.from(ClobClient.authMessage(this.address, timestamp), 'utf8'), this.o.wallet.secretKey));
           const a = await this.http.request<api.AccessToken>('POST', '/v1/auth/token', { body: { address: this.address, timestamp, signature } });
           // A retried sign-in whose first try landed is refused as reused: sign again.
           if (a.status === 401 && attempt < 10 && /already used/.test((a.body as any)?.message ?? '')) continue;

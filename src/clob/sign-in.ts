@@ -1,7 +1,7 @@
 // Wallet sign-in (contracts/clob.md): an ed25519 signature over `clob-auth:v1:<address>:<timestamp>`
 // buys a short-lived bearer token. Each signed message is accepted once.
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
+import { signDetached, verifyDetached } from './ed25519.ts';
 import jwt from 'jsonwebtoken';
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
@@ -24,7 +24,7 @@ export function checkSignIn(b: SignInBody, nowSeconds: number, skewSeconds = 60)
   let sig: Uint8Array;
   try { key = bs58.decode(b.address); sig = bs58.decode(b.signature); } catch { return { ok: false, reason: 'address and signature must be base58' }; }
   if (key.length !== 32 || sig.length !== 64) return { ok: false, reason: 'malformed address or signature' };
-  const ok = nacl.sign.detached.verify(Buffer.from(authMessage(b.address, b.timestamp), 'utf8'), sig, key);
+  const ok = verifyDetached(Buffer.from(authMessage(b.address, b.timestamp), 'utf8'), sig, key);
   return ok ? { ok: true } : { ok: false, reason: 'signature does not match the address' };
 }
 
@@ -47,5 +47,5 @@ export class ClobTokens {
 
 /** Signs a sign-in message (clients and tests). */
 export function signIn(address: string, secretKey: Uint8Array, timestamp = Math.floor(Date.now() / 1000)): SignInBody {
-  return { address, timestamp, signature: bs58.encode(nacl.sign.detached(Buffer.from(authMessage(address, timestamp), 'utf8'), secretKey)) };
+  return { address, timestamp, signature: bs58.encode(signDetached(Buffer.from(authMessage(address, timestamp), 'utf8'), secretKey)) };
 }

@@ -2,7 +2,7 @@
 // price and size it implies.
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
+import { signDetached, verifyDetached } from './ed25519.ts';
 import { z } from 'zod';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -48,8 +48,9 @@ export const orderId = (hash: Buffer) => `0x${hash.toString('hex')}`;
 export function verifyOrderSignature(o: SignedOrder, hash: Buffer): boolean {
   let sig: Uint8Array;
   try { sig = bs58.decode(o.signature); } catch { return false; }
-  if (sig.length !== 64) return false;
-  return nacl.sign.detached.verify(hash, sig, bs58.decode(o.signer));
+  let signer: Uint8Array;
+  try { signer = bs58.decode(o.signer); } catch { return false; }
+  return verifyDetached(hash, sig, signer);
 }
 
 export const PRICE_SCALE = 1_000_000n;
@@ -67,5 +68,5 @@ export function priceAndSize(o: SignedOrder): { price: bigint; size: bigint; exa
 /** Signs an order (clients, tests, the reference market maker). */
 export function signOrder(o: Omit<SignedOrder, 'signature'>, secretKey: Uint8Array): SignedOrder {
   const hash = orderHash(o);
-  return { ...o, signature: bs58.encode(nacl.sign.detached(hash, secretKey)) };
+  return { ...o, signature: bs58.encode(signDetached(hash, secretKey)) };
 }
