@@ -4,6 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 
+/**
+ * Default of CLOB_MAX_MAKERS_PER_TRADE: the most maker legs whose settlement transaction fits in
+ * 1232 bytes in the worst case — a MINT or MERGE trade (4–5 instructions per leg) with every maker a
+ * distinct wallet, every receiving token account to be created, and a fee recipient apart from the
+ * delegate. Measured with the real builder (planSettlement + signWithBudget, serialized): 3 legs
+ * 1115 bytes, 4 legs 1281 (COMPLEMENTARY: 5 legs 1223). test/settlement-plan.test.ts keeps it true.
+ */
+export const DEFAULT_MAX_MAKERS_PER_TRADE = 3;
+
 const schema = z.object({
   APP_ENV: z.enum(['development', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -36,6 +45,7 @@ const schema = z.object({
   CLOB_SETTLEMENT_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(250),
   CLOB_ENABLE_MINT_MERGE_MATCHING: z.enum(['0', '1']).default('1'),
   CLOB_DISTORTION_BOUND: z.coerce.number().min(0).max(1).default(0.02),
+  CLOB_MAX_MAKERS_PER_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_TRADE),
   CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
   ASK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: z.string().default('info'),
@@ -84,6 +94,8 @@ export interface Config {
   settlementPollMs: number;
   mintMergeMatching: boolean;
   distortionBound: number;
+  /** Maker fills per trade of one taker execution (the sweep stops there), so that its settlement fits one transaction. */
+  maxMakersPerTrade: number;
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
@@ -148,6 +160,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     settlementPollMs: e.CLOB_SETTLEMENT_POLL_MS,
     mintMergeMatching: e.CLOB_ENABLE_MINT_MERGE_MATCHING === '1',
     distortionBound: e.CLOB_DISTORTION_BOUND,
+    maxMakersPerTrade: e.CLOB_MAX_MAKERS_PER_TRADE,
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

@@ -1,7 +1,7 @@
 // Properties of the MarketBook decider over random command streams (several owners, both outcomes,
-// crossing prices, cancels, invalidations, expiries; mint/merge on and off): sound books, no
-// negative sizes, conservation of matched size, reservations released exactly, no self-trades,
-// replay and snapshot determinism.
+// crossing prices, cancels, invalidations, expiries; mint/merge on and off; distortion bounds and
+// maker caps): sound books, no negative sizes, conservation of matched size, reservations released
+// exactly, no self-trades, no trade above the maker cap, replay and snapshot determinism.
 import test from 'ava';
 import fc from 'fast-check';
 import {
@@ -36,11 +36,13 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 const scenario = fc.record({
   mintMerge: fc.boolean(),
   bound: fc.constantFrom(10_000, 20_000, 50_000, 1_000_000),
+  /** CLOB_MAX_MAKERS_PER_TRADE; null: a command without the field (no cap) */
+  cap: fc.constantFrom(null, 1, 2, 3, 100),
   steps: fc.array(step, { minLength: 1, maxLength: 150, size: 'max' }),
 });
 
 /** Turns steps into commands (ids and times deterministic from the step index). */
-function commands(sc: { mintMerge: boolean; bound: number; steps: Step[] }): BookCommand[] {
+function commands(sc: { mintMerge: boolean; bound: number; cap: number | null; steps: Step[] }): BookCommand[] {
   const out: BookCommand[] = [{ type: 'ConfigureMarket', now: 0, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '0', taker_fee_bps: 50 } }];
   const hashes: string[] = [];
   sc.steps.forEach((s, i) => {
@@ -49,7 +51,7 @@ function commands(sc: { mintMerge: boolean; bound: number; steps: Step[] }): Boo
       const hash = `0x${i.toString(16).padStart(64, '0')}`;
       hashes.push(hash);
       out.push({
-        type: 'PlaceOrder', now, mintMerge: sc.mintMerge, distortionBound: sc.bound, tradeId: `T${i}`,
+        type: 'PlaceOrder', now, mintMerge: sc.mintMerge, distortionBound: sc.bound, ...(sc.cap === null ? {} : { maxMakersPerTrade: sc.cap }), tradeId: `T${i}`,
         order: {
           hash, maker: OWNERS[s.owner], tokenId: s.yes ? YES : NO, side: s.buy ? 'BUY' : 'SELL', price: s.tick * 10_000, size: BigInt(s.size) * 250_000n,
           feeRateBps: s.fee ? 50 : 0, expiration: s.type === 'GTD' ? Math.floor(now / 1000) + s.ttl : 0, orderType: s.type, createdAt: now,
@@ -125,6 +127,7 @@ test('books stay sound: no crossed or negative book, conservation, exact release
               sum += m.matched_amount;
             }
             if (sum !== tr.size) throw new Error('taker size != sum of maker legs');
+            if (sc.cap !== null && tr.maker_orders.length > sc.cap) throw new Error(`${tr.maker_orders.length} maker legs > cap ${sc.cap}`);
             if (tr.fee < 0n) throw new Error('negative fee');
             break;
           }

@@ -1,5 +1,5 @@
 // The MarketBook decider alone: validation, matching (price-time priority, sweeps, the distortion
-// bound, FOK, self-trade filtering, mint/merge), fees, reservations, cancels, ejections, the start
+// bound, the maker cap, FOK, self-trade filtering, mint/merge), fees, reservations, cancels, ejections, the start
 // window, reads and snapshots. Pure: no I/O.
 import test from 'ava';
 import {
@@ -132,6 +132,89 @@ test('the distortion bound stops a sweep; a remainder that would rest crossed is
   const rel = r.events.filter((e) => e.type === 'OrderPlaced' || e.type === 'OrderCancelled').reduce((a, e: any) => a + e.release.amount, 0n);
   t.is(rel, 7n * U, 'the taker releases exactly its reservation (0.7 × 10)');
   t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
+});
+
+test('the maker cap stops a sweep at the first maker past it; a remainder that would rest crossed is cancelled', (t) => {
+  const b = book();
+  const asks = ['m1', 'm2', 'm3', 'm4', 'm5'].map((m, i) => order(m, 'YES', 'SELL', i < 4 ? 0.5 : 0.51, 1));
+  for (const o of asks) place(b, o);
+  const r = place(b, order('tk', 'YES', 'BUY', 0.7, 10), { maxMakersPerTrade: 3, tradeId: 'T' });
+  t.deepEqual(trades(r.events).map((x) => [x.id, x.maker_orders.map((m) => m.order_id)]), [['T', asks.slice(0, 3).map((o) => o.hash)]], 'time priority: the first three');
+  t.like(r.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 7n * U, release: { amount: 4_900_000n } });
+  t.like(r.reply, { status: 'matched', sizeMatched: 3n * U, remaining: 0n, tradeIDs: ['T'] });
+  t.like(bestBidAsk(b.s, YES), { bid: null, ask: { price: 500_000, size: 1n * U } });
+  const rel = r.events.filter((e) => e.type === 'OrderPlaced' || e.type === 'OrderCancelled').reduce((a, e: any) => a + e.release.amount, 0n);
+  t.is(rel, 7n * U, 'the taker releases exactly its reservation (0.7 × 10)');
+  // Exactly the cap's fills and nothing left to take: no cancel.
+  const exact = place(b, order('tk2', 'YES', 'BUY', 0.51, 2), { maxMakersPerTrade: 2 });
+  t.deepEqual(trades(exact.events)[0].maker_orders.map((m) => m.order_id), [asks[3].hash, asks[4].hash]);
+  t.false(exact.events.some((e) => e.type === 'OrderCancelled'));
+  // The cap reached but no crossing liquidity left: the remainder rests.
+  for (const m of ['m6', 'm7']) place(b, order(m, 'YES', 'SELL', 0.5, 1));
+  const rests = place(b, order('tk3', 'YES', 'BUY', 0.5, 5), { maxMakersPerTrade: 2 });
+  t.like(rests.reply, { status: 'matched', sizeMatched: 2n * U, remaining: 3n * U });
+  t.like(bestBidAsk(b.s, YES), { bid: { price: 500_000, size: 3n * U }, ask: null });
+  t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
+});
+
+test('the maker cap: FOK beyond it is not filled; GTD is cut like GTC; a bad cap is refused', (t) => {
+  const b = book();
+  const asks = ['m1', 'm2', 'm3', 'm4'].map((m) => order(m, 'YES', 'SELL', 0.5, 1));
+  for (const o of asks) place(b, o);
+  const before = toSnapshot(b.s);
+  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 4, { orderType: 'FOK' }), { maxMakersPerTrade: 3 }),
+    { events: [], reply: { error: 'FOK_NOT_FILLED', message: 'the book cannot fill the whole order now' } });
+  t.deepEqual(toSnapshot(b.s), before, 'nothing changed');
+  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 1, { orderType: 'FOK' }), { maxMakersPerTrade: 0 }).reply, { error: 'INVALID_COMMAND', message: 'maxMakersPerTrade must be a positive integer' });
+  t.like(place(b, order('tk', 'YES', 'BUY', 0.5, 3, { orderType: 'FOK' }), { maxMakersPerTrade: 3 }).reply, { status: 'matched', sizeMatched: 3n * U });
+  place(b, order('m5', 'YES', 'SELL', 0.5, 1));
+  const gtd = place(b, order('tk2', 'YES', 'BUY', 0.5, 2, { orderType: 'GTD', expiration: 5000 }), { maxMakersPerTrade: 1 });
+  t.like(gtd.reply, { status: 'matched', sizeMatched: 1n * U, remaining: 0n });
+  t.like(gtd.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U });
+  t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
+});
+
+test('the maker cap counts per trade: each match type up to the cap, never a maker skipped', (t) => {
+  const mk = () => {
+    const b = book();
+    // effective YES asks at 0.50 in booking order: a1 (ask), n1 (NO bid: MINT), a2, n2, a3
+    const os = [order('a1', 'YES', 'SELL', 0.5, 1), order('n1', 'NO', 'BUY', 0.5, 1), order('a2', 'YES', 'SELL', 0.5, 1), order('n2', 'NO', 'BUY', 0.5, 1), order('a3', 'YES', 'SELL', 0.5, 1)];
+    for (const o of os) place(b, o);
+    return { b, os };
+  };
+  const { b, os } = mk();
+  const r = place(b, order('tk', 'YES', 'BUY', 0.5, 5), { maxMakersPerTrade: 2, tradeId: 'T' });
+  t.deepEqual(trades(r.events).map((x) => [x.id, x.match_type, x.maker_orders.map((m) => m.order_id)]), [
+    ['T', 'COMPLEMENTARY', [os[0].hash, os[2].hash]],
+    ['T:1', 'MINT', [os[1].hash, os[3].hash]],
+  ]);
+  t.like(r.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U }, 'a3 is left: its trade is full');
+  t.like(getOrder(b.s, os[4].hash), { remainingSize: 1n * U });
+  // a full trade stops the sweep even when the other trade has room: n1 is not taken past a2
+  const x = mk();
+  const r2 = place(x.b, order('tk', 'YES', 'BUY', 0.5, 5), { maxMakersPerTrade: 1, tradeId: 'U' });
+  t.deepEqual(trades(r2.events).map((y) => [y.match_type, y.maker_orders.map((m) => m.order_id)]), [
+    ['COMPLEMENTARY', [x.os[0].hash]],
+    ['MINT', [x.os[1].hash]],
+  ]);
+  t.like(getOrder(x.b.s, x.os[3].hash), { remainingSize: 1n * U }, 'n2 (MINT, after a2) is not taken either');
+  t.deepEqual(checkBook(x.b.s, { mintMerge: true }), []);
+});
+
+test('a delayed order keeps its maker cap (also across a snapshot) and is matched with it at release', (t) => {
+  const b = book({ start_time: 100_000, delay_ms: 10_000 });
+  const held = order('tk', 'YES', 'BUY', 0.5, 3);
+  const r = place(b, held, { now: 95_000, maxMakersPerTrade: 2 });
+  t.like(r.events[0] as any, { type: 'OrderDelayed', maxMakersPerTrade: 2 });
+  for (const m of ['m1', 'm2', 'm3']) place(b, order(m, 'YES', 'SELL', 0.5, 1), { now: 100_000 });
+  const s2 = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))));
+  t.is(s2.held.get(held.hash)!.maxMakersPerTrade, 2);
+  const again = D.decide(s2, { type: 'ReleaseDelayed', now: 100_000 });
+  const out = b.send({ type: 'ReleaseDelayed', now: 100_000 });
+  t.deepEqual(again, out, 'the restored state decides the same');
+  t.like(out.reply.replies[held.hash], { status: 'matched', sizeMatched: 2n * U, remaining: 0n });
+  t.is(trades(out.events)[0].maker_orders.length, 2);
+  t.like(out.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U });
 });
 
 test('FOK: all or nothing', (t) => {

@@ -70,7 +70,7 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
       return s;
     case 'OrderDelayed': {
       const d = e.order;
-      s.held.set(d.hash, { order: d, releaseAt: e.releaseAt, mintMerge: e.mintMerge, distortionBound: e.distortionBound, tradeId: e.tradeId });
+      s.held.set(d.hash, { order: d, releaseAt: e.releaseAt, mintMerge: e.mintMerge, distortionBound: e.distortionBound, maxMakersPerTrade: e.maxMakersPerTrade ?? null, tradeId: e.tradeId });
       addOwner(s, d.owner.toLowerCase(), d.hash);
       return s;
     }

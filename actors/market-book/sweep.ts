@@ -7,6 +7,11 @@
 // by price / gran, "1 − k" is just index L − k. Levels are walked best effective price first; inside
 // one effective level the two FIFO queues are merged by booking sequence (time priority across
 // both sources). Each maker is visited at most once per sweep, so no copy of the book is needed.
+//
+// The maker cap (PlaceOrder.maxMakersPerTrade) bounds the legs of each trade the sweep yields (one
+// trade per match type: COMPLEMENTARY, and MINT or MERGE), so every trade's settlement fits in one
+// transaction. The sweep stops at the first maker whose trade is full: it never skips a maker to
+// take a later one, so price-time priority holds; what crossing liquidity is left blocks the rest.
 import { BUY, SELL, type BookOrder, type Level, type BookState } from './types.ts';
 
 export interface Fill {
@@ -22,9 +27,13 @@ export interface Sweep {
   fills: Fill[];
   /** size left unfilled */
   rem: bigint;
-  /** crossing liquidity is left that the taker may not take (its own orders, or beyond the bound):
-   *  its remainder would rest on a crossed book */
+  /** crossing liquidity is left that the taker may not take (its own orders, beyond the bound, or
+   *  past the maker cap): its remainder would rest on a crossed book */
   blocked: boolean;
+  /** the maker cap stopped the sweep (then `blocked` is set too) */
+  capped: boolean;
+  /** legs so far per trade: [COMPLEMENTARY, MINT or MERGE] */
+  makers: [number, number];
 }
 
 export interface Taker { asset: number; side: number; price: number; size: bigint; ownerKey: string }
@@ -35,44 +44,47 @@ const NONE: BookOrder[] = [];
  * Fills `t` against the book. The reference price of the distortion bound is the first effective
  * level that holds an order the taker may trade with (the best opposite price it meets on arrival);
  * the sweep stops before a level whose price lies more than `bound` micro-units away from it.
+ * `maxMakers` (null: none) bounds the legs of each of the sweep's trades.
  */
-export function sweep(state: BookState, t: Taker, mintMerge: boolean, bound: number | null): Sweep {
+export function sweep(state: BookState, t: Taker, mintMerge: boolean, bound: number | null, maxMakers: number | null = null): Sweep {
   const { L, gran, ladders, best } = state;
   const other = 1 - t.asset;
   const K = t.price / gran;
   const maxDrift = bound === null ? Infinity : bound;
-  const res: Sweep = { fills: [], rem: t.size, blocked: false };
+  const cap = maxMakers === null ? Infinity : maxMakers;
+  const res: Sweep = { fills: [], rem: t.size, blocked: false, capped: false, makers: [0, 0] };
   let ref = -1;
   if (t.side === BUY) {
     const own = ladders[t.asset * 2 + SELL];
     const comp = mintMerge ? ladders[other * 2 + BUY] : null;
     let k = best[t.asset * 2 + SELL];
     if (comp) k = Math.min(k, L - best[other * 2 + BUY]);
-    for (; k <= K && res.rem > 0n; k++) {
+    for (; k <= K && res.rem > 0n && !res.capped; k++) {
       const l1 = own[k];
       const l2 = comp ? comp[L - k] : null;
       if (l1.live === 0 && (l2 === null || l2.live === 0)) continue;
       if (ref >= 0 && (k - ref) * gran > maxDrift) { res.blocked = true; break; }
-      if (takeLevel(res, l1, l2, t.ownerKey, k * gran) && ref < 0) ref = k;
+      if (takeLevel(res, l1, l2, t.ownerKey, k * gran, cap) && ref < 0) ref = k;
     }
   } else {
     const own = ladders[t.asset * 2 + BUY];
     const comp = mintMerge ? ladders[other * 2 + SELL] : null;
     let k = best[t.asset * 2 + BUY];
     if (comp) k = Math.max(k, L - best[other * 2 + SELL]);
-    for (; k >= K && res.rem > 0n; k--) {
+    for (; k >= K && res.rem > 0n && !res.capped; k--) {
       const l1 = own[k];
       const l2 = comp ? comp[L - k] : null;
       if (l1.live === 0 && (l2 === null || l2.live === 0)) continue;
       if (ref >= 0 && (ref - k) * gran > maxDrift) { res.blocked = true; break; }
-      if (takeLevel(res, l1, l2, t.ownerKey, k * gran) && ref < 0) ref = k;
+      if (takeLevel(res, l1, l2, t.ownerKey, k * gran, cap) && ref < 0) ref = k;
     }
   }
   return res;
 }
 
-/** Takes one effective level, both queues merged by sequence; true when something was filled. */
-function takeLevel(res: Sweep, l1: Level, l2: Level | null, ownerKey: string, eff: number): boolean {
+/** Takes one effective level, both queues merged by sequence; true when something was filled.
+ *  Stops (res.capped) at a maker whose trade already has `cap` legs. */
+function takeLevel(res: Sweep, l1: Level, l2: Level | null, ownerKey: string, eff: number, cap: number): boolean {
   const q1 = l1.q;
   const q2 = l2 ? l2.q : NONE;
   let i1 = l1.head;
@@ -87,6 +99,9 @@ function takeLevel(res: Sweep, l1: Level, l2: Level | null, ownerKey: string, ef
     else if (i2 < q2.length) { m = q2[i2++]; crossAsset = true; }
     else break;
     if (m.ownerKey === ownerKey) { res.blocked = true; continue; }
+    const trade = crossAsset ? 1 : 0;
+    if (res.makers[trade] >= cap) { res.blocked = true; res.capped = true; break; }
+    res.makers[trade]++;
     const qty = m.remaining < res.rem ? m.remaining : res.rem;
     res.fills.push({ maker: m, qty, crossAsset, eff });
     res.rem -= qty;

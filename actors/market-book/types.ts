@@ -72,6 +72,10 @@ export interface PlaceOrder {
   mintMerge: boolean;
   /** Price micro-units, e.g. 0.02 → 20_000 (from the first price the taker can trade at). */
   distortionBound: number;
+  /** Most maker fills in one trade (one per match type) of this execution, so that its settlement
+   *  transaction fits (CLOB_MAX_MAKERS_PER_TRADE): the sweep stops at the first maker that would
+   *  exceed it. Absent: no cap (commands from before the setting replay as they were decided). */
+  maxMakersPerTrade?: number;
   /** Id of the first trade this execution produces (default `t-<order hash>`); a second gets `:1`. */
   tradeId?: string;
 }
@@ -188,6 +192,8 @@ export type BookEvent =
   }
   | {
     type: 'OrderDelayed'; at: number; order: OrderData; releaseAt: number; mintMerge: boolean; distortionBound: number;
+    /** the PlaceOrder's cap, null (or absent, events from before it) when none */
+    maxMakersPerTrade?: number | null;
     tradeId: string | null; reservation: Reservation;
   }
   | {
@@ -270,6 +276,8 @@ export interface HeldOrder {
   releaseAt: number;
   mintMerge: boolean;
   distortionBound: number;
+  /** null: no cap */
+  maxMakersPerTrade: number | null;
   tradeId: string | null;
 }
 

@@ -19,6 +19,8 @@ export interface ClobServiceDeps {
   walletTopic: string;
   mintMerge: boolean;
   distortionBound: number;
+  /** CLOB_MAX_MAKERS_PER_TRADE: maker fills per trade of one taker execution */
+  maxMakersPerTrade: number;
   collateralMint: () => Promise<string | null>;
   delegate: () => string | null;
   holdMs?: number;
@@ -90,6 +92,7 @@ export class ClobService {
 
     const reply = await this.ask<any>(this.d.bookTopic, market.condition_id, {
       type: 'PlaceOrder', now, mintMerge: this.d.mintMerge, distortionBound: Math.round(this.d.distortionBound * 1_000_000),
+      maxMakersPerTrade: this.d.maxMakersPerTrade,
       order: { hash: id, maker: wallet, tokenId: order.tokenId, side: order.side, price: Number(price), size: size.toString(), feeRateBps: Number(order.feeRateBps), expiration, orderType, createdAt: now },
     });
     if (reply?.error) {

@@ -277,7 +277,7 @@ export class TemplateService {
   }
 
   async refreshAll() {
-    const ids: string[] = (await this.d.db().execute('select id::text as id from parlay_templates order by display_order, id')).map((r: any) => r.id);
+    const ids: string[] = (await this.d.db().execute('select t.id::text as id from parlay_templates t order by t.display_order, t.id')).map((r: any) => r.id);
     const quotes = new Map<string, Promise<BookQuote | null>>(); // one quote per market for the whole run
     for (const id of ids) await this.refresh(id, quotes, false);
     await this.changed();
