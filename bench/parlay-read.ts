@@ -4,6 +4,7 @@
 // Usage: npx tsx bench/parlay-read.ts [parlays=1000000] [rate=2000] [seconds=20] [wallets=100000]
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
@@ -76,7 +77,10 @@ const run = (secs: number) => new Promise<void>((resolve) => {
 // Warm-up (every user's first request links its wallet; caches fill), then the measured run.
 await run(Math.min(5, seconds));
 latencies = []; errors = 0; non2xx = 0;
+const loop = monitorEventLoopDelay({ resolution: 5 });
+loop.enable();
 await run(seconds);
+loop.disable();
 const achieved = total / ((performance.now() - t0run) / 1000);
 latencies.sort((a, b) => a - b);
 const q = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] : 0).toFixed(2);
@@ -84,7 +88,7 @@ const sample = await fetch(`${base}/api/parlays/user/`, { headers: { authorizati
 console.log(`\nGET /api/parlays/user/ with ${parlays.toLocaleString()} parlays (${(parlays * 2).toLocaleString()} legs) over ${wallets.toLocaleString()} wallets; load ${loadSecs.toFixed(1)} s`);
 console.table([{
   'target rps': rate, 'achieved rps': Math.round(achieved), requests: latencies.length, errors, non2xx,
-  'p50 ms': q(0.5), 'p90 ms': q(0.9), 'p99 ms': q(0.99), 'max ms': latencies.length ? latencies[latencies.length - 1].toFixed(1) : '0', 'parlays/response': sample.data.length,
+  'p50 ms': q(0.5), 'p90 ms': q(0.9), 'p99 ms': q(0.99), 'generator loop delay p99/max ms': `${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)}`, 'max ms': latencies.length ? latencies[latencies.length - 1].toFixed(1) : '0', 'parlays/response': sample.data.length,
 }]);
 svc.kill('SIGTERM');
 await new Promise((r) => svc.on('exit', r));
