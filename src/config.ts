@@ -5,13 +5,17 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 
 /**
- * Default of CLOB_MAX_MAKERS_PER_TRADE: the most maker legs whose settlement transaction fits in
- * 1232 bytes in the worst case — a MINT or MERGE trade (4–5 instructions per leg) with every maker a
- * distinct wallet, every receiving token account to be created, and a fee recipient apart from the
- * delegate. Measured with the real builder (planSettlement + signWithBudget, serialized): 3 legs
- * 1115 bytes, 4 legs 1281 (COMPLEMENTARY: 5 legs 1223). test/settlement-plan.test.ts keeps it true.
+ * Defaults of the maker caps: the most maker legs whose settlement transaction fits in 1232 bytes
+ * in the worst case of its match type — every maker a distinct wallet, a fee recipient apart from
+ * the delegate, any price and fee rate. The settlement transaction creates no token account (the
+ * executor creates missing ones beforehand, in transactions of their own). Measured with the real
+ * builder (planSettlement + signWithBudget, serialized); test/settlement-plan.test.ts keeps it true:
+ * - CLOB_MAX_MAKERS_PER_TRADE (COMPLEMENTARY, 2–3 transfers per leg): 9 legs 1177 bytes, 10 legs 1271;
+ * - CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE (MINT or MERGE, 4–5 instructions per leg): 6 legs 1171
+ *   bytes, 7 legs 1295.
  */
-export const DEFAULT_MAX_MAKERS_PER_TRADE = 3;
+export const DEFAULT_MAX_MAKERS_PER_TRADE = 9;
+export const DEFAULT_MAX_MAKERS_PER_MINT_MERGE_TRADE = 6;
 
 const schema = z.object({
   APP_ENV: z.enum(['development', 'production']).default('development'),
@@ -46,6 +50,7 @@ const schema = z.object({
   CLOB_ENABLE_MINT_MERGE_MATCHING: z.enum(['0', '1']).default('1'),
   CLOB_DISTORTION_BOUND: z.coerce.number().min(0).max(1).default(0.02),
   CLOB_MAX_MAKERS_PER_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_TRADE),
+  CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_MINT_MERGE_TRADE),
   CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
   ASK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: z.string().default('info'),
@@ -94,8 +99,10 @@ export interface Config {
   settlementPollMs: number;
   mintMergeMatching: boolean;
   distortionBound: number;
-  /** Maker fills per trade of one taker execution (the sweep stops there), so that its settlement fits one transaction. */
+  /** Maker fills per COMPLEMENTARY trade of one taker execution (the sweep stops there), so that its settlement fits one transaction. */
   maxMakersPerTrade: number;
+  /** The same for a MINT or MERGE trade (more instructions per leg). */
+  maxMakersPerMintMergeTrade: number;
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
@@ -161,6 +168,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     mintMergeMatching: e.CLOB_ENABLE_MINT_MERGE_MATCHING === '1',
     distortionBound: e.CLOB_DISTORTION_BOUND,
     maxMakersPerTrade: e.CLOB_MAX_MAKERS_PER_TRADE,
+    maxMakersPerMintMergeTrade: e.CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE,
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

@@ -116,7 +116,7 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const chainConnection = connectionOf(cfg, () => parlays.chain());
   const clob = new ClobService({
     asker, db, catalog, chain: () => parlays.chain(), bookTopic, walletTopic, mintMerge: cfg.mintMergeMatching,
-    distortionBound: cfg.distortionBound, maxMakersPerTrade: cfg.maxMakersPerTrade, collateralMint, delegate: () => cfg.delegate ?? null, holdMs: cfg.reservationHoldMs,
+    distortionBound: cfg.distortionBound, maxMakersPerTrade: cfg.maxMakersPerTrade, maxMakersPerMintMergeTrade: cfg.maxMakersPerMintMergeTrade, collateralMint, delegate: () => cfg.delegate ?? null, holdMs: cfg.reservationHoldMs,
   });
   const clock = new BookClock({ db, asker, bus, runtime, bookTopic, log });
   if (process.env.CLOB_BOOK_CLOCK !== '0') clock.start(); // off only for log replays, which must add no commands

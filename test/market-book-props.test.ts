@@ -38,11 +38,13 @@ const scenario = fc.record({
   bound: fc.constantFrom(10_000, 20_000, 50_000, 1_000_000),
   /** CLOB_MAX_MAKERS_PER_TRADE; null: a command without the field (no cap) */
   cap: fc.constantFrom(null, 1, 2, 3, 100),
+  /** CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE; null: a command without the field (the MINT/MERGE trade has `cap`) */
+  capMM: fc.constantFrom(null, 1, 2, 6),
   steps: fc.array(step, { minLength: 1, maxLength: 150, size: 'max' }),
 });
 
 /** Turns steps into commands (ids and times deterministic from the step index). */
-function commands(sc: { mintMerge: boolean; bound: number; cap: number | null; steps: Step[] }): BookCommand[] {
+function commands(sc: { mintMerge: boolean; bound: number; cap: number | null; capMM: number | null; steps: Step[] }): BookCommand[] {
   const out: BookCommand[] = [{ type: 'ConfigureMarket', now: 0, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '0', taker_fee_bps: 50 } }];
   const hashes: string[] = [];
   sc.steps.forEach((s, i) => {
@@ -51,7 +53,8 @@ function commands(sc: { mintMerge: boolean; bound: number; cap: number | null; s
       const hash = `0x${i.toString(16).padStart(64, '0')}`;
       hashes.push(hash);
       out.push({
-        type: 'PlaceOrder', now, mintMerge: sc.mintMerge, distortionBound: sc.bound, ...(sc.cap === null ? {} : { maxMakersPerTrade: sc.cap }), tradeId: `T${i}`,
+        type: 'PlaceOrder', now, mintMerge: sc.mintMerge, distortionBound: sc.bound, ...(sc.cap === null ? {} : { maxMakersPerTrade: sc.cap }),
+        ...(sc.capMM === null ? {} : { maxMakersPerMintMergeTrade: sc.capMM }), tradeId: `T${i}`,
         order: {
           hash, maker: OWNERS[s.owner], tokenId: s.yes ? YES : NO, side: s.buy ? 'BUY' : 'SELL', price: s.tick * 10_000, size: BigInt(s.size) * 250_000n,
           feeRateBps: s.fee ? 50 : 0, expiration: s.type === 'GTD' ? Math.floor(now / 1000) + s.ttl : 0, orderType: s.type, createdAt: now,
@@ -127,7 +130,8 @@ test('books stay sound: no crossed or negative book, conservation, exact release
               sum += m.matched_amount;
             }
             if (sum !== tr.size) throw new Error('taker size != sum of maker legs');
-            if (sc.cap !== null && tr.maker_orders.length > sc.cap) throw new Error(`${tr.maker_orders.length} maker legs > cap ${sc.cap}`);
+            const cap = tr.match_type === 'COMPLEMENTARY' ? sc.cap : sc.capMM ?? sc.cap;
+            if (cap !== null && tr.maker_orders.length > cap) throw new Error(`${tr.maker_orders.length} ${tr.match_type} maker legs > cap ${cap}`);
             if (tr.fee < 0n) throw new Error('negative fee');
             break;
           }

@@ -201,6 +201,44 @@ test('the maker cap counts per trade: each match type up to the cap, never a mak
   t.deepEqual(checkBook(x.b.s, { mintMerge: true }), []);
 });
 
+test('separate caps: maxMakersPerMintMergeTrade bounds the MINT (or MERGE) trade, maxMakersPerTrade the COMPLEMENTARY one; absent, the one cap is both', (t) => {
+  const mk = () => {
+    const b = book();
+    // effective YES asks at 0.50 in booking order: n1, n2, n3 (NO bids: MINT), then a1, a2, a3 (asks)
+    const os = [order('n1', 'NO', 'BUY', 0.5, 1), order('n2', 'NO', 'BUY', 0.5, 1), order('n3', 'NO', 'BUY', 0.5, 1),
+      order('a1', 'YES', 'SELL', 0.5, 1), order('a2', 'YES', 'SELL', 0.5, 1), order('a3', 'YES', 'SELL', 0.5, 1)];
+    for (const o of os) place(b, o);
+    return { b, os };
+  };
+  const legs = (r: { events: BookEvent[] }) => trades(r.events).map((x) => [x.match_type, x.maker_orders.map((m) => m.order_id)]);
+  // MINT trade capped at 2: the sweep stops at n3, before any ask
+  const a = mk();
+  const r = place(a.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 3, maxMakersPerMintMergeTrade: 2 });
+  t.deepEqual(legs(r), [['MINT', [a.os[0].hash, a.os[1].hash]]]);
+  t.like(r.reply, { status: 'matched', sizeMatched: 2n * U });
+  // MINT trade allowed 3: all three NO bids, then the COMPLEMENTARY trade up to its own cap of 2
+  const c = mk();
+  const r2 = place(c.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2, maxMakersPerMintMergeTrade: 3 });
+  t.deepEqual(legs(r2), [['MINT', c.os.slice(0, 3).map((o) => o.hash)], ['COMPLEMENTARY', [c.os[3].hash, c.os[4].hash]]]);
+  t.like(r2.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U });
+  // a command without maxMakersPerMintMergeTrade (from before it) decides as it did: one cap for both
+  const d = mk();
+  t.deepEqual(legs(place(d.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2 })), [['MINT', [d.os[0].hash, d.os[1].hash]]]);
+  t.deepEqual(place(mk().b, order('tk', 'YES', 'BUY', 0.5, 1), { maxMakersPerMintMergeTrade: 0 }).reply, { error: 'INVALID_COMMAND', message: 'maxMakersPerMintMergeTrade must be a positive integer' });
+  // held: both caps kept (also across a snapshot); an OrderDelayed from before the field keeps one cap for both
+  const h = book({ start_time: 100_000, delay_ms: 10_000 });
+  const held = order('tk', 'YES', 'BUY', 0.5, 3);
+  t.like(place(h, held, { now: 95_000, maxMakersPerTrade: 4, maxMakersPerMintMergeTrade: 1 }).events[0] as any, { type: 'OrderDelayed', maxMakersPerTrade: 4, maxMakersPerMintMergeTrade: 1 });
+  const hs = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(h.s))));
+  t.like(hs.held.get(held.hash)!, { maxMakersPerTrade: 4, maxMakersPerMintMergeTrade: 1 });
+  const old = D.evolve(D.initial(MKT), { ...(place(book({ start_time: 100_000, delay_ms: 10_000 }), order('tk', 'YES', 'BUY', 0.5, 3), { now: 95_000, maxMakersPerTrade: 2 }).events[0] as any), maxMakersPerMintMergeTrade: undefined });
+  t.like([...old.held.values()][0], { maxMakersPerTrade: 2, maxMakersPerMintMergeTrade: 2 });
+  const oldSnap = toSnapshot(old) as any;
+  delete oldSnap.held[0].maxMakersPerMintMergeTrade;
+  t.like([...fromSnapshot(JSON.parse(JSON.stringify(oldSnap))).held.values()][0], { maxMakersPerTrade: 2, maxMakersPerMintMergeTrade: 2 });
+  t.deepEqual(checkBook(c.b.s, { mintMerge: true }), []);
+});
+
 test('a delayed order keeps its maker cap (also across a snapshot) and is matched with it at release', (t) => {
   const b = book({ start_time: 100_000, delay_ms: 10_000 });
   const held = order('tk', 'YES', 'BUY', 0.5, 3);

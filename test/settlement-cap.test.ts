@@ -1,12 +1,16 @@
-// The maker cap (CLOB_MAX_MAKERS_PER_TRADE, default 3) against the local chain, PostgreSQL and
-// Kafka: a taker sweep across exactly the cap's number of fresh wallets — whose receiving token
-// accounts the settlement transaction must create — settles CONFIRMED in one transaction with exact
-// balances, and a maker past the cap is not taken (the taker's crossed remainder is cancelled).
+// The maker caps (CLOB_MAX_MAKERS_PER_TRADE, default 9, for COMPLEMENTARY trades;
+// CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE, default 6, for MINT/MERGE) against the local chain,
+// PostgreSQL and Kafka: a taker sweep across exactly the cap's number of fresh wallets — whose
+// receiving token accounts do not exist, so the executor creates them first in preparatory
+// transactions — settles CONFIRMED in one transaction with exact balances, and a maker past the
+// cap is not taken (the taker's crossed remainder is cancelled). The preparatory step run again
+// (as a node killed after sending it would) changes nothing.
 import test from 'ava';
 import { Keypair, VersionedTransaction, type PublicKey } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createMintToInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { DEFAULT_MAX_MAKERS_PER_TRADE } from '../src/config.ts';
-import { escrowOf } from '../src/chain/settlement-tx.ts';
+import { DEFAULT_MAX_MAKERS_PER_MINT_MERGE_TRADE, DEFAULT_MAX_MAKERS_PER_TRADE } from '../src/config.ts';
+import { ataOf, escrowOf } from '../src/chain/settlement-tx.ts';
+import { sendAccountCreations } from '../src/settlement/executor.ts';
 import { approve } from './helpers/chain-market.ts';
 import { bearer, order } from './helpers/clob.ts';
 import { call } from './helpers/node.ts';
@@ -18,6 +22,7 @@ test.before(async () => { w = await settlementWorld(); });
 test.after.always(async () => { await w?.close(); });
 
 const CAP = DEFAULT_MAX_MAKERS_PER_TRADE;
+const CAP_MM = DEFAULT_MAX_MAKERS_PER_MINT_MERGE_TRADE;
 const place = (tok: string, o: any, orderType = 'GTC') => call(w.node.url, 'POST', '/v1/order', { token: tok, body: { order: o, orderType } });
 const sql = (q: string, p: unknown[] = []) => (w.node.orm.em.fork() as any).execute(q, p) as Promise<any[]>;
 const settled = (tok: string, tradeId: string) => until(async () => {
@@ -63,13 +68,13 @@ async function takerRemainder(orderId: string) {
   return m?.payload ?? null;
 }
 
-test.serial(`MINT across exactly ${CAP} fresh makers (every receiving account created) settles CONFIRMED; the maker past the cap is not taken`, async (t) => {
+test.serial(`MINT across exactly ${CAP_MM} fresh makers (every receiving account created beforehand) settles CONFIRMED; the maker past the cap is not taken`, async (t) => {
   const yes = w.yes.toBase58();
   const no = w.no.toBase58();
-  t.is(CAP, 3);
-  // CAP + 1 makers bid NO at 0.30 (1, 2, 3, 4 tokens): YES asks at 0.70 for a YES buyer, through a MINT.
+  t.is(CAP_MM, 6);
+  // CAP_MM + 1 makers bid NO at 0.30 (1, 2, …, 7 tokens): YES asks at 0.70 for a YES buyer, through a MINT.
   const makers: Wallet[] = [];
-  for (let i = 0; i <= CAP; i++) {
+  for (let i = 0; i <= CAP_MM; i++) {
     const m = await wallet({ collateral: 10n * U });
     const p = await place(m.tok, order(m.kp, no, 'BUY', '0.30', String(i + 1)));
     t.is(p.body.status, 'live');
@@ -82,38 +87,40 @@ test.serial(`MINT across exactly ${CAP} fresh makers (every receiving account cr
   const escrow = escrowOf({ collateralMint: w.collateral, delegate: w.delegate.publicKey });
   const before = { escrow: w.chain.tokenBalance(escrow), fee: w.bal(w.feeRecipient.publicKey, w.collateral) };
 
-  const r = await place(taker.tok, order(taker.kp, yes, 'BUY', '0.70', '10', { feeRateBps: 100 }));
+  // the first CAP_MM makers hold S = 1 + 2 + … + CAP_MM = 21 NO bids; the taker asks for S + CAP_MM + 1
+  const S = BigInt((CAP_MM * (CAP_MM + 1)) / 2);
+  const r = await place(taker.tok, order(taker.kp, yes, 'BUY', '0.70', String(S + BigInt(CAP_MM + 1)), { feeRateBps: 100 }));
   t.is(r.status, 200);
   t.is(r.body.status, 'matched');
   t.is(r.body.tradeIDs.length, 1);
   const tr = await settled(taker.tok, r.body.tradeIDs[0]);
   t.is(tr.match_type, 'MINT');
-  t.deepEqual(tr.maker_orders.map((m: any) => m.owner), makers.slice(0, CAP).map((m) => m.pk.toBase58()), 'the first CAP makers, in time priority');
-  t.is(tr.size, '6');
+  t.deepEqual(tr.maker_orders.map((m: any) => m.owner), makers.slice(0, CAP_MM).map((m) => m.pk.toBase58()), 'the first CAP_MM makers, in time priority');
+  t.is(tr.size, String(S));
 
-  // 6 YES at 0.70 = 4.2 from the taker, fee 1% × min(0.7, 0.3) × 6 = 0.018; the makers pay 0.3 each
-  t.is(w.bal(taker.pk, w.collateral), 100n * U - 4_200_000n - 18_000n);
-  t.is(w.bal(taker.pk, w.yes), 6n * U);
-  makers.slice(0, CAP).forEach((m, i) => {
+  // S YES at 0.70 = 0.7 S from the taker, fee 1% × min(0.7, 0.3) × S = 0.003 S; the makers pay 0.3 each
+  t.is(w.bal(taker.pk, w.collateral), 100n * U - 700_000n * S - 3_000n * S);
+  t.is(w.bal(taker.pk, w.yes), S * U);
+  makers.slice(0, CAP_MM).forEach((m, i) => {
     t.is(w.bal(m.pk, w.collateral), 10n * U - BigInt(i + 1) * 300_000n);
     t.is(w.bal(m.pk, w.no), BigInt(i + 1) * U);
   });
-  t.is(w.chain.tokenBalance(escrow) - before.escrow, 6n * U, 'a pair per token: 4.2 + 1.8');
-  t.is(w.bal(w.feeRecipient.publicKey, w.collateral) - before.fee, 18_000n);
+  t.is(w.chain.tokenBalance(escrow) - before.escrow, S * U, 'a pair per token: 0.7 S + 0.3 S');
+  t.is(w.bal(w.feeRecipient.publicKey, w.collateral) - before.fee, 3_000n * S);
 
   const tx = await settlementTx(tr.id);
-  t.log(`${CAP} makers, ${tx.creates} token accounts created: ${tx.bytes} bytes`);
+  t.log(`${CAP_MM} makers, ${tx.creates} token accounts created in the settlement: ${tx.bytes} bytes`);
   t.is(tx.attempts, 1);
-  t.true(tx.creates >= CAP + 1, 'each maker\'s NO account and the taker\'s YES account created in the same transaction');
+  t.is(tx.creates, 0, 'each maker\'s NO account and the taker\'s YES account were created before, not in the settlement');
   t.true(tx.bytes <= 1232);
 
-  // the maker past the cap: untouched, still resting; the taker's remainder (4) would have rested
-  // crossed against it, so it is cancelled
-  const last = makers[CAP];
+  // the maker past the cap: untouched, still resting; the taker's remainder (CAP_MM + 1) would have
+  // rested crossed against it, so it is cancelled
+  const last = makers[CAP_MM];
   t.is(w.account(last.pk, w.no), null);
   t.is(w.bal(last.pk, w.collateral), 10n * U);
   t.like((await call(w.node.url, 'GET', `/v1/open-orders/${last.orderId}`, { token: last.tok })).body, { status: 'LIVE', size_matched: '0' });
-  t.like(await until(() => takerRemainder(r.body.orderID), 10_000, 'the taker remainder cancelled'), { reason: 'would_cross', size_matched: '6' });
+  t.like(await until(() => takerRemainder(r.body.orderID), 10_000, 'the taker remainder cancelled'), { reason: 'would_cross', size_matched: String(S) });
 });
 
 test.serial(`COMPLEMENTARY: a taker facing ${CAP + 2} sellers gets ${CAP} fills, settled with exact balances`, async (t) => {
@@ -141,7 +148,57 @@ test.serial(`COMPLEMENTARY: a taker facing ${CAP + 2} sellers gets ${CAP} fills,
     t.is(w.account(s.pk, w.collateral) === null, i >= CAP, 'a collateral account only for those filled');
   });
   const tx = await settlementTx(tr.id);
+  t.log(`${CAP} makers, ${tx.creates} token accounts created in the settlement: ${tx.bytes} bytes`);
   t.is(tx.attempts, 1);
-  t.true(tx.creates >= CAP + 1);
+  t.is(tx.creates, 0, 'the sellers\' collateral accounts and the taker\'s YES account were created before, not in the settlement');
+  t.true(tx.bytes <= 1232);
+  t.is(w.account(taker.pk, w.yes)!.amount, 2n * n * U);
   t.like(await until(() => takerRemainder(r.body.orderID), 10_000, 'the taker remainder cancelled'), { reason: 'would_cross', size_matched: String(2 * CAP) });
+});
+
+test.serial('the preparatory step run again (a node killed after sending it) is harmless: nothing moves, nothing is reset', async (t) => {
+  const conn = w.chain.connection();
+  const owner = await wallet({ yes: 5n * U }); // a YES account with 5 and an allowance; no collateral, no NO account
+  const missing = [w.collateral, w.no].map((mint) => ({ account: ataOf(mint, owner.pk), owner: owner.pk, mint }));
+  const yesBefore = w.account(owner.pk, w.yes);
+  const lamports = async () => ({ owner: await conn.getBalance(owner.pk, 'confirmed'), delegate: await conn.getBalance(w.delegate.publicKey, 'confirmed') });
+  const l0 = await lamports();
+
+  const first = await sendAccountCreations(conn, w.delegate, missing, { cuPrice: 1000n });
+  const landed = async (sigs: string[]) => until(async () => {
+    const st = (await conn.getSignatureStatuses(sigs, { searchTransactionHistory: true })).value;
+    return st.every((x) => x !== null) ? st : null;
+  }, 10_000, 'preparatory transactions landed');
+  for (const st of await landed(first.signatures)) t.is(st!.err, null);
+  t.deepEqual(w.account(owner.pk, w.collateral), { amount: 0n, delegate: null, delegatedAmount: 0n });
+  t.deepEqual(w.account(owner.pk, w.no), { amount: 0n, delegate: null, delegatedAmount: 0n });
+  const l1 = await lamports();
+  const rent = (await conn.getMinimumBalanceForRentExemption(165)) * 2;
+  t.true(l0.delegate - l1.delegate >= rent, 'the delegate paid the two accounts\' rent');
+
+  // the next node knows nothing of what the dead one sent: it sends the same creations again,
+  // and one more account's (already existing, holding tokens under an allowance) along with them
+  const again = await sendAccountCreations(conn, w.delegate, [...missing, { account: ataOf(w.yes, owner.pk), owner: owner.pk, mint: w.yes }], { cuPrice: 1000n });
+  t.notDeepEqual(again.signatures, first.signatures);
+  for (const st of await landed(again.signatures)) t.is(st!.err, null, 'CreateIdempotent of existing accounts succeeds');
+  t.deepEqual(w.account(owner.pk, w.yes), yesBefore, 'the YES account keeps its tokens and its allowance');
+  t.deepEqual(w.account(owner.pk, w.collateral), { amount: 0n, delegate: null, delegatedAmount: 0n });
+  t.deepEqual(w.account(owner.pk, w.no), { amount: 0n, delegate: null, delegatedAmount: 0n });
+  const l2 = await lamports();
+  t.is(l2.owner, l0.owner, 'the owner pays nothing');
+  t.true(l1.delegate - l2.delegate < rent / 2, `the repeat cost the delegate only the fee (${l1.delegate - l2.delegate} lamports)`);
+
+  // and a trade crediting those accounts still settles once, with exact balances
+  const taker = await wallet({ collateral: 10n * U });
+  // (below the 0.40 asks the earlier test left resting)
+  t.is((await place(owner.tok, order(owner.kp, w.yes.toBase58(), 'SELL', '0.35', '2'))).body.status, 'live');
+  const r = await place(taker.tok, order(taker.kp, w.yes.toBase58(), 'BUY', '0.35', '2', { feeRateBps: 100 }));
+  t.is(r.body.status, 'matched');
+  const tr = await settled(taker.tok, r.body.tradeIDs[0]);
+  t.deepEqual(tr.maker_orders.map((m: any) => m.owner), [owner.pk.toBase58()]);
+  t.is((await settlementTx(tr.id)).attempts, 1);
+  t.is(w.bal(owner.pk, w.collateral), 700_000n);
+  t.is(w.bal(owner.pk, w.yes), 3n * U);
+  t.is(w.bal(taker.pk, w.yes), 2n * U);
+  t.is(w.bal(taker.pk, w.collateral), 10n * U - 700_000n - 7_000n);
 });

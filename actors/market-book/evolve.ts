@@ -70,7 +70,9 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
       return s;
     case 'OrderDelayed': {
       const d = e.order;
-      s.held.set(d.hash, { order: d, releaseAt: e.releaseAt, mintMerge: e.mintMerge, distortionBound: e.distortionBound, maxMakersPerTrade: e.maxMakersPerTrade ?? null, tradeId: e.tradeId });
+      s.held.set(d.hash, { order: d, releaseAt: e.releaseAt, mintMerge: e.mintMerge, distortionBound: e.distortionBound, maxMakersPerTrade: e.maxMakersPerTrade ?? null,
+        // events from before the MINT/MERGE cap: the one cap was both trades'
+        maxMakersPerMintMergeTrade: e.maxMakersPerMintMergeTrade === undefined ? e.maxMakersPerTrade ?? null : e.maxMakersPerMintMergeTrade, tradeId: e.tradeId });
       addOwner(s, d.owner.toLowerCase(), d.hash);
       return s;
     }

@@ -65,16 +65,20 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
   const bound = typeof cmd.distortionBound === 'number' ? cmd.distortionBound : null;
   const cap = typeof cmd.maxMakersPerTrade === 'number' ? cmd.maxMakersPerTrade : null;
   if (cap !== null && (!Number.isSafeInteger(cap) || cap < 1)) return { events: [], reply: reject('INVALID_COMMAND', 'maxMakersPerTrade must be a positive integer') };
+  // absent (commands from before it): the MINT/MERGE trade has the COMPLEMENTARY trade's cap
+  const capMM = typeof cmd.maxMakersPerMintMergeTrade === 'number' ? cmd.maxMakersPerMintMergeTrade : cap;
+  if (capMM !== null && (!Number.isSafeInteger(capMM) || capMM < 1)) return { events: [], reply: reject('INVALID_COMMAND', 'maxMakersPerMintMergeTrade must be a positive integer') };
   if (inStartWindow(m, cmd.now)) {
     return {
       events: [{
         type: 'OrderDelayed', at: cmd.now, order: { ...d, delayed: true }, releaseAt: m.startTime!, mintMerge: cmd.mintMerge,
-        distortionBound: bound ?? Number.MAX_SAFE_INTEGER, maxMakersPerTrade: cap, tradeId: cmd.tradeId ?? null, reservation: reservationOf(d),
+        distortionBound: bound ?? Number.MAX_SAFE_INTEGER, maxMakersPerTrade: cap, maxMakersPerMintMergeTrade: capMM,
+        tradeId: cmd.tradeId ?? null, reservation: reservationOf(d),
       }],
       reply: { status: 'delayed', orderID: d.hash, makingAmount: 0n, takingAmount: 0n, tradeIDs: [], warnings: [], sizeMatched: 0n, remaining: d.size, fee: 0n },
     };
   }
-  return match(s, m, d, cmd.now, cmd.mintMerge, bound, cmd.tradeId, cap);
+  return match(s, m, d, cmd.now, cmd.mintMerge, bound, cmd.tradeId, cap, capMM);
 }
 
 /**
@@ -83,13 +87,15 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
  * one OrderUpdated per maker leg; last, when the remainder may not rest because it would lie on a
  * crossed book (only its own orders, prices beyond the distortion bound, or makers past the maker
  * cap are left to cross), OrderCancelled with reason `would_cross`. `d` must be a fresh object: it
- * becomes the event's order. `maxMakers` (null: none) bounds the maker legs of each trade.
+ * becomes the event's order. `maxMakers` (null: none) bounds the maker legs of the COMPLEMENTARY
+ * trade, `maxMintMerge` (null: none) those of the MINT or MERGE trade.
  */
 export function match(
   s: BookState, m: Market, d: OrderData, now: number, mintMerge: boolean, bound: number | null, tradeId: string | null | undefined, maxMakers: number | null,
+  maxMintMerge: number | null,
 ): Decided<PlaceReply> {
   const side = d.side === 'BUY' ? BUY : SELL;
-  const sw = sweep(s, { asset: d.outcome === 'YES' ? YES : NO, side, price: d.price, size: d.size, ownerKey: d.owner.toLowerCase() }, mintMerge, bound, maxMakers);
+  const sw = sweep(s, { asset: d.outcome === 'YES' ? YES : NO, side, price: d.price, size: d.size, ownerKey: d.owner.toLowerCase() }, mintMerge, bound, maxMakers, maxMintMerge);
   const fills = sw.fills;
   if (fills.length > 0 && d.feeRateBps < m.takerFeeBps) {
     return { events: [], reply: reject('FEE_RATE_TOO_LOW', `an order marketable on arrival must carry feeRateBps >= ${m.takerFeeBps}`) };
@@ -192,7 +198,7 @@ export function decideRelease(s: BookState, now: number): Decided<ReleaseReply> 
     const m = scratch.market!;
     const d: OrderData = { ...h.order };
     const bad = validateOrder(m, inputOf(d), now);
-    const r: Decided<PlaceReply> = bad ? { events: [], reply: bad } : match(scratch, m, d, now, h.mintMerge, h.distortionBound, h.tradeId, h.maxMakersPerTrade);
+    const r: Decided<PlaceReply> = bad ? { events: [], reply: bad } : match(scratch, m, d, now, h.mintMerge, h.distortionBound, h.tradeId, h.maxMakersPerTrade, h.maxMakersPerMintMergeTrade);
     const out: BookEvent[] = 'error' in r.reply
       ? [{
         type: 'OrderEjected', at: now, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: 0n,

@@ -17,7 +17,7 @@ export interface BookSnapshot {
   gran: number;
   nextSeq: number;
   orders: Array<{ order: Str<OrderData>; bookedAt: number }>;
-  held: Array<{ order: Str<OrderData>; releaseAt: number; mintMerge: boolean; distortionBound: number; maxMakersPerTrade?: number | null; tradeId: string | null }>;
+  held: Array<{ order: Str<OrderData>; releaseAt: number; mintMerge: boolean; distortionBound: number; maxMakersPerTrade?: number | null; maxMakersPerMintMergeTrade?: number | null; tradeId: string | null }>;
   finished: Array<[hash: string, owner: string, how: Finish]>;
   lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
 }
@@ -40,7 +40,7 @@ export function toSnapshot(s: BookState): BookSnapshot {
     gran: s.gran,
     nextSeq: s.nextSeq,
     orders,
-    held: [...s.held.values()].map((h) => ({ order: dataOut(h.order), releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, maxMakersPerTrade: h.maxMakersPerTrade, tradeId: h.tradeId })),
+    held: [...s.held.values()].map((h) => ({ order: dataOut(h.order), releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, maxMakersPerTrade: h.maxMakersPerTrade, maxMakersPerMintMergeTrade: h.maxMakersPerMintMergeTrade, tradeId: h.tradeId })),
     finished: finishedList(s),
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
   };
@@ -64,7 +64,8 @@ export function fromSnapshot(json: unknown): BookState {
   }
   for (const h of j.held) {
     const order = dataIn(h.order);
-    s.held.set(order.hash, { order, releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, maxMakersPerTrade: h.maxMakersPerTrade ?? null, tradeId: h.tradeId });
+    s.held.set(order.hash, { order, releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, maxMakersPerTrade: h.maxMakersPerTrade ?? null,
+      maxMakersPerMintMergeTrade: h.maxMakersPerMintMergeTrade === undefined ? h.maxMakersPerTrade ?? null : h.maxMakersPerMintMergeTrade, tradeId: h.tradeId });
     addOwner(s, order.owner.toLowerCase(), order.hash);
   }
   for (const [hash, owner, how] of j.finished) remember(s, hash, owner, how);

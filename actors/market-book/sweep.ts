@@ -8,9 +8,9 @@
 // one effective level the two FIFO queues are merged by booking sequence (time priority across
 // both sources). Each maker is visited at most once per sweep, so no copy of the book is needed.
 //
-// The maker cap (PlaceOrder.maxMakersPerTrade) bounds the legs of each trade the sweep yields (one
-// trade per match type: COMPLEMENTARY, and MINT or MERGE), so every trade's settlement fits in one
-// transaction. The sweep stops at the first maker whose trade is full: it never skips a maker to
+// The maker caps (PlaceOrder.maxMakersPerTrade for the COMPLEMENTARY trade, maxMakersPerMintMergeTrade
+// for the MINT or MERGE trade: one trade per match type) bound the legs of each trade the sweep
+// yields, so every trade's settlement fits in one transaction. The sweep stops at the first maker whose trade is full: it never skips a maker to
 // take a later one, so price-time priority holds; what crossing liquidity is left blocks the rest.
 import { BUY, SELL, type BookOrder, type Level, type BookState } from './types.ts';
 
@@ -44,14 +44,17 @@ const NONE: BookOrder[] = [];
  * Fills `t` against the book. The reference price of the distortion bound is the first effective
  * level that holds an order the taker may trade with (the best opposite price it meets on arrival);
  * the sweep stops before a level whose price lies more than `bound` micro-units away from it.
- * `maxMakers` (null: none) bounds the legs of each of the sweep's trades.
+ * `maxMakers` (null: none) bounds the legs of the sweep's COMPLEMENTARY trade, `maxMintMerge`
+ * (null: none; default `maxMakers`) those of its MINT or MERGE trade.
  */
-export function sweep(state: BookState, t: Taker, mintMerge: boolean, bound: number | null, maxMakers: number | null = null): Sweep {
+export function sweep(
+  state: BookState, t: Taker, mintMerge: boolean, bound: number | null, maxMakers: number | null = null, maxMintMerge: number | null = maxMakers,
+): Sweep {
   const { L, gran, ladders, best } = state;
   const other = 1 - t.asset;
   const K = t.price / gran;
   const maxDrift = bound === null ? Infinity : bound;
-  const cap = maxMakers === null ? Infinity : maxMakers;
+  const cap: [number, number] = [maxMakers ?? Infinity, maxMintMerge ?? Infinity];
   const res: Sweep = { fills: [], rem: t.size, blocked: false, capped: false, makers: [0, 0] };
   let ref = -1;
   if (t.side === BUY) {
@@ -83,8 +86,8 @@ export function sweep(state: BookState, t: Taker, mintMerge: boolean, bound: num
 }
 
 /** Takes one effective level, both queues merged by sequence; true when something was filled.
- *  Stops (res.capped) at a maker whose trade already has `cap` legs. */
-function takeLevel(res: Sweep, l1: Level, l2: Level | null, ownerKey: string, eff: number, cap: number): boolean {
+ *  Stops (res.capped) at a maker whose trade already has its cap's legs ([COMPLEMENTARY, MINT or MERGE]). */
+function takeLevel(res: Sweep, l1: Level, l2: Level | null, ownerKey: string, eff: number, cap: [number, number]): boolean {
   const q1 = l1.q;
   const q2 = l2 ? l2.q : NONE;
   let i1 = l1.head;
@@ -100,7 +103,7 @@ function takeLevel(res: Sweep, l1: Level, l2: Level | null, ownerKey: string, ef
     else break;
     if (m.ownerKey === ownerKey) { res.blocked = true; continue; }
     const trade = crossAsset ? 1 : 0;
-    if (res.makers[trade] >= cap) { res.blocked = true; res.capped = true; break; }
+    if (res.makers[trade] >= cap[trade]) { res.blocked = true; res.capped = true; break; }
     res.makers[trade]++;
     const qty = m.remaining < res.rem ? m.remaining : res.rem;
     res.fills.push({ maker: m, qty, crossAsset, eff });

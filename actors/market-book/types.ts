@@ -72,10 +72,13 @@ export interface PlaceOrder {
   mintMerge: boolean;
   /** Price micro-units, e.g. 0.02 → 20_000 (from the first price the taker can trade at). */
   distortionBound: number;
-  /** Most maker fills in one trade (one per match type) of this execution, so that its settlement
+  /** Most maker fills in the COMPLEMENTARY trade of this execution, so that its settlement
    *  transaction fits (CLOB_MAX_MAKERS_PER_TRADE): the sweep stops at the first maker that would
    *  exceed it. Absent: no cap (commands from before the setting replay as they were decided). */
   maxMakersPerTrade?: number;
+  /** The same for its MINT (or MERGE) trade (CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE). Absent:
+   *  `maxMakersPerTrade` (as commands from before this field were decided). */
+  maxMakersPerMintMergeTrade?: number;
   /** Id of the first trade this execution produces (default `t-<order hash>`); a second gets `:1`. */
   tradeId?: string;
 }
@@ -194,6 +197,8 @@ export type BookEvent =
     type: 'OrderDelayed'; at: number; order: OrderData; releaseAt: number; mintMerge: boolean; distortionBound: number;
     /** the PlaceOrder's cap, null (or absent, events from before it) when none */
     maxMakersPerTrade?: number | null;
+    /** the PlaceOrder's MINT/MERGE cap; absent (events from before it): maxMakersPerTrade */
+    maxMakersPerMintMergeTrade?: number | null;
     tradeId: string | null; reservation: Reservation;
   }
   | {
@@ -278,6 +283,8 @@ export interface HeldOrder {
   distortionBound: number;
   /** null: no cap */
   maxMakersPerTrade: number | null;
+  /** of the MINT/MERGE trade; null: no cap */
+  maxMakersPerMintMergeTrade: number | null;
   tradeId: string | null;
 }
 

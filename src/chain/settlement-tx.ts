@@ -15,6 +15,11 @@
 // exactly to the trade's notional; a MINT/MERGE maker's side is q_i minus that (a pair is worth 1).
 // The taker fee (the trade's `fee`) is paid from the taker's collateral when it buys, and kept
 // out of its proceeds (first legs first) when it sells.
+//
+// The settlement transaction creates no token account: every account it credits must exist
+// before it is built. The executor sees to that with separate preparatory transactions of
+// idempotent creations (planAccountCreations), which move no funds; so the settlement
+// transaction stays small (the book's maker caps follow from its size, src/settlement/README.md).
 import {
   ComputeBudgetProgram, PublicKey, TransactionMessage, VersionedTransaction, type Keypair, type TransactionInstruction,
 } from '@solana/web3.js';
@@ -63,9 +68,13 @@ export interface PlannedSettlement {
   instructions: TransactionInstruction[];
   /** per instruction: the order whose wallet it draws on (to blame when it fails), or null */
   blame: (string | null)[];
-  /** associated token accounts the instructions write to, which must exist (created when missing) */
-  destinations: { account: PublicKey; owner: PublicKey; mint: PublicKey }[];
+  /** associated token accounts the instructions credit, which must exist before the transaction
+   *  runs (planAccountCreations makes the missing ones, in transactions of their own) */
+  destinations: Destination[];
 }
+
+/** An associated token account a settlement credits: its address, owner and mint. */
+export interface Destination { account: PublicKey; owner: PublicKey; mint: PublicKey }
 
 const pk = (s: string | PublicKey) => (typeof s === 'string' ? new PublicKey(s) : s);
 export const ataOf = (mint: PublicKey | string, owner: PublicKey | string) => getAssociatedTokenAddressSync(pk(mint), pk(owner), true);
@@ -74,13 +83,13 @@ export const ataOf = (mint: PublicKey | string, owner: PublicKey | string) => ge
 export const escrowOf = (a: Pick<SettlementAccounts, 'collateralMint' | 'delegate'>) => ataOf(a.collateralMint, a.delegate);
 
 /**
- * Plans the instructions of one trade's settlement. `exists` says which token accounts exist
- * already; the others are created (idempotently) first, paid by the delegate.
+ * Plans the instructions of one trade's settlement: transfers, mints and burns only. The token
+ * accounts they credit (`destinations`) must exist by then: none is created here.
  */
-export function planSettlement(t: SettlementTrade, a: SettlementAccounts, exists: (account: PublicKey) => boolean = () => false): PlannedSettlement {
+export function planSettlement(t: SettlementTrade, a: SettlementAccounts): PlannedSettlement {
   const body: TransactionInstruction[] = [];
   const blame: (string | null)[] = [];
-  const dests = new Map<string, { account: PublicKey; owner: PublicKey; mint: PublicKey }>();
+  const dests = new Map<string, Destination>();
   const dest = (mint: PublicKey, owner: PublicKey) => {
     const account = ataOf(mint, owner);
     dests.set(account.toBase58(), { account, owner, mint });
@@ -142,13 +151,39 @@ export function planSettlement(t: SettlementTrade, a: SettlementAccounts, exists
   else if (feeLeft > 0n) transfer(C, taker, a.feeRecipient, feeLeft, t.taker_order_id); // proceeds smaller than the fee (rounding)
   if (paid !== BigInt(t.notional)) throw new Error(`trade ${t.id}: legs sum to ${paid}, notional is ${t.notional}`);
 
-  const creates: TransactionInstruction[] = [];
-  const destinations = [...dests.values()];
-  for (const d of destinations) {
-    if (!exists(d.account)) creates.push(createAssociatedTokenAccountIdempotentInstruction(a.delegate, d.account, d.owner, d.mint));
-  }
-  return { instructions: [...creates, ...body], blame: [...creates.map(() => null), ...blame], destinations };
+  return { instructions: body, blame, destinations: [...dests.values()] };
 }
+
+/** The most bytes of a serialized transaction (packet data size of the Solana runtime). */
+export const MAX_TRANSACTION_BYTES = 1232;
+
+/**
+ * The preparatory transactions of a settlement: idempotent creations (`CreateIdempotent` of the
+ * Associated Token Account program, paid by `payer`) of the `missing` accounts, as many per
+ * transaction as fit in MAX_TRANSACTION_BYTES when signed by signWithBudget (each list of the
+ * result is one transaction). They move no funds and may be sent any number of times: an account
+ * that exists by then is left as it is.
+ */
+export function planAccountCreations(payer: Keypair, missing: Destination[]): TransactionInstruction[][] {
+  const out: TransactionInstruction[][] = [];
+  const fits = (ixs: TransactionInstruction[]) => {
+    try {
+      return signWithBudget(payer, ixs, { blockhash: SIZE_PROBE_BLOCKHASH, cuLimit: MAX_COMPUTE_UNITS, cuPrice: 1n }).raw.length <= MAX_TRANSACTION_BYTES;
+    } catch {
+      return false; // too large to serialize
+    }
+  };
+  let cur: TransactionInstruction[] = [];
+  for (const d of missing) {
+    const ix = createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, d.account, d.owner, d.mint);
+    if (cur.length && !fits([...cur, ix])) { out.push(cur); cur = []; }
+    cur.push(ix);
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+const SIZE_PROBE_BLOCKHASH = '11111111111111111111111111111111';
 
 /** mint_tokens (SPEC 4.3): n collateral of `owner` into escrow, n YES and n NO minted to it. */
 export function planMint(owner: PublicKey, yes: PublicKey, no: PublicKey, amount: bigint, a: SettlementAccounts): TransactionInstruction[] {

@@ -19,8 +19,10 @@ export interface ClobServiceDeps {
   walletTopic: string;
   mintMerge: boolean;
   distortionBound: number;
-  /** CLOB_MAX_MAKERS_PER_TRADE: maker fills per trade of one taker execution */
+  /** CLOB_MAX_MAKERS_PER_TRADE: maker fills per COMPLEMENTARY trade of one taker execution */
   maxMakersPerTrade: number;
+  /** CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE: maker fills per MINT or MERGE trade (default: maxMakersPerTrade) */
+  maxMakersPerMintMergeTrade?: number;
   collateralMint: () => Promise<string | null>;
   delegate: () => string | null;
   holdMs?: number;
@@ -92,7 +94,7 @@ export class ClobService {
 
     const reply = await this.ask<any>(this.d.bookTopic, market.condition_id, {
       type: 'PlaceOrder', now, mintMerge: this.d.mintMerge, distortionBound: Math.round(this.d.distortionBound * 1_000_000),
-      maxMakersPerTrade: this.d.maxMakersPerTrade,
+      maxMakersPerTrade: this.d.maxMakersPerTrade, maxMakersPerMintMergeTrade: this.d.maxMakersPerMintMergeTrade ?? this.d.maxMakersPerTrade,
       order: { hash: id, maker: wallet, tokenId: order.tokenId, side: order.side, price: Number(price), size: size.toString(), feeRateBps: Number(order.feeRateBps), expiration, orderType, createdAt: now },
     });
     if (reply?.error) {

@@ -15,6 +15,13 @@
 //   5. a new attempt is signed and stored (with its signature, bytes and last valid height) and
 //      committed BEFORE it is sent. Attempts are bounded: the last failure is final.
 //
+// Before a new attempt, every token account the settlement credits must exist: the settlement
+// transaction creates none (that keeps it small enough for the book's maker caps). When some are
+// missing, the step makes no attempt; after its commit it sends preparatory transactions of
+// idempotent creations (`sendAccountCreations`) and a later step looks again. They move no funds,
+// so they need no exactly-once bookkeeping: they may be sent again any time (a node that died
+// after sending them just sends them again); a failure is retried like an RPC error.
+//
 // So whatever instant the executor dies at, the next step finds either no new attempt or a stored
 // one it asks the chain about first: a trade is settled at most once, and eventually once.
 // Status changes go to the market's book as `UpdateTrade` commands through the outbox, committed
@@ -30,7 +37,8 @@ import { enqueue } from '../store/outbox.ts';
 import { countSettlement } from '../metrics.ts';
 import { toJson } from '../runtime/json.ts';
 import {
-  BUDGET_INSTRUCTIONS, MAX_COMPUTE_UNITS, estimateComputeUnits, planSettlement, signWithBudget, type SettlementTrade,
+  BUDGET_INSTRUCTIONS, MAX_COMPUTE_UNITS, estimateComputeUnits, planAccountCreations, planSettlement, signWithBudget,
+  type Destination, type SettlementTrade,
 } from '../chain/settlement-tx.ts';
 
 type Em = { execute(sql: string, params?: unknown[]): Promise<any[]> };
@@ -54,8 +62,35 @@ export interface ExecutorOptions {
   maxAttempts: number;
   cuPrice: bigint;
   pollMs: number;
-  /** Crash hook for tests: `before-send:N` / `after-send:N` SIGKILLs this process at the N-th send. */
+  /** Crash hook for tests: `before-send:N` / `after-send:N` SIGKILLs this process at the N-th send
+   *  of a settlement transaction, `after-prepare:N` after the N-th sending of preparatory ones. */
   crashPoint?: string;
+}
+
+/** Preparatory transactions sent for a trade: their signatures, bytes and last valid block height. */
+export interface SentCreations { signatures: string[]; raw: Buffer[]; lastValidBlockHeight: number }
+
+/**
+ * Sends the preparatory transactions that create the `missing` token accounts (idempotently,
+ * paid by `payer`), split as planAccountCreations fits them; `cuFactor` multiplies their
+ * compute-unit limit (doubled by the caller after one failed on chain). Simulated first
+ * (preflight): a refusal or an RPC failure throws. Harmless to repeat: an account that exists is
+ * left as it is, and nothing else is moved.
+ */
+export async function sendAccountCreations(
+  conn: Connection, payer: Keypair, missing: Destination[], o: { cuPrice: bigint; cuFactor?: number },
+): Promise<SentCreations> {
+  const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
+  const signatures: string[] = [];
+  const raw: Buffer[] = [];
+  for (const ixs of planAccountCreations(payer, missing)) {
+    const cuLimit = Math.min(MAX_COMPUTE_UNITS, estimateComputeUnits(ixs) * (o.cuFactor ?? 1));
+    const tx = signWithBudget(payer, ixs, { blockhash, cuLimit, cuPrice: o.cuPrice });
+    await conn.sendRawTransaction(tx.raw, { skipPreflight: false, preflightCommitment: 'confirmed' });
+    signatures.push(tx.signature);
+    raw.push(tx.raw);
+  }
+  return { signatures, raw, lastValidBlockHeight };
 }
 
 export interface SettlementRow {
@@ -80,8 +115,11 @@ export class SettlementExecutor {
   private stopped = false;
   private running: Promise<void> | null = null;
   private sends = 0;
+  private preps = 0;
   /** statuses the current step reported (counted once it commits) */
   private said: string[] = [];
+  /** per trade awaiting its token accounts: the preparatory transactions last sent from here (memory only) */
+  private prepared = new Map<string, SentCreations & { cuFactor: number }>();
 
   constructor(private o: ExecutorOptions) {}
 
@@ -171,6 +209,7 @@ export class SettlementExecutor {
   async step(tradeId: string, conn: Connection): Promise<void> {
     let toSend: { raw: Buffer; signature: string } | null = null;
     let reconcile: SettlementRow | null = null;
+    let prepare: Destination[] | null = null;
     this.said = [];
     await this.em().transactional(async (em: any) => {
       const [row]: SettlementRow[] = await em.execute('select * from settlements where trade_id = ? for update skip locked', [tradeId]);
@@ -202,6 +241,7 @@ export class SettlementExecutor {
       let cuLimit = row.cu_limit;
       let cuPrice = BigInt(row.cu_price);
       let why = '';
+      let retrying: { transactionHash: string; attempt: number; reason: string } | null = null;
       if (last) {
         const st = statuses[attempts.length - 1];
         if (st && st.err) {
@@ -231,18 +271,26 @@ export class SettlementExecutor {
           await this.fail(em, row, `gave up after ${attempts.length} attempts: ${why}`, null, last.signature, last.attempt);
           return;
         }
-        await this.say(em, row, ['RETRYING'], { transactionHash: last.signature, attempt: last.attempt, reason: why });
+        retrying = { transactionHash: last.signature, attempt: last.attempt, reason: why };
       }
-      // A new attempt: signed and stored before it is sent.
+      // A new attempt. First every token account it credits must exist: if some do not, no
+      // attempt now and no status reported (only the time of the next step is recorded, which
+      // decides all of the above again from the chain); the missing ones are created after the commit.
       const trade = await this.trade(em, tradeId);
       if (!trade) throw new Error(`trade ${tradeId} is not in the read model yet`);
       const collateral = await this.o.collateralMint();
       if (!collateral) throw new Error('the collateral mint is not known yet');
       const accounts = { collateralMint: new PublicKey(collateral), delegate: this.o.delegate.publicKey, feeRecipient: this.o.feeRecipient };
-      const probe = planSettlement(trade, accounts);
-      const infos = await conn.getMultipleAccountsInfo(probe.destinations.map((d) => d.account), 'confirmed');
-      const have = new Set(probe.destinations.filter((_, i) => infos[i]).map((d) => d.account.toBase58()));
-      const plan = planSettlement(trade, accounts, (a) => have.has(a.toBase58()));
+      const plan = planSettlement(trade, accounts);
+      const infos = await conn.getMultipleAccountsInfo(plan.destinations.map((d) => d.account), 'confirmed');
+      const missing = plan.destinations.filter((_, i) => !infos[i]);
+      if (missing.length) {
+        prepare = missing;
+        await em.execute('update settlements set next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?', [this.o.pollMs / 1000, tradeId]);
+        return;
+      }
+      if (retrying) await this.say(em, row, ['RETRYING'], retrying);
+      // Signed and stored before it is sent.
       if (!cuLimit) cuLimit = estimateComputeUnits(plan.instructions);
       const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
       let signed;
@@ -267,8 +315,45 @@ export class SettlementExecutor {
       toSend = { raw: signed.raw, signature: signed.signature };
     });
     for (const s of this.said) countSettlement(s === 'RETRYING' ? 'retried' : s.toLowerCase());
+    if (prepare) await this.prepare(conn, tradeId, prepare);
+    else this.prepared.delete(tradeId);
     if (toSend) await this.send(conn, toSend);
     if (reconcile) await this.reconcile(reconcile);
+  }
+
+  /**
+   * Creates the token accounts a trade's settlement credits (see the file's head). Preparatory
+   * transactions sent from here and still able to land are sent again as they are (same
+   * signatures) and waited for; else (none, one failed on chain, or their blockhash expired) new
+   * ones are sent, after a failure with twice the compute-unit limit. A throw (RPC error, refused
+   * in simulation) is retried by a later pass.
+   */
+  private async prepare(conn: Connection, tradeId: string, missing: Destination[]): Promise<void> {
+    const sent = this.prepared.get(tradeId);
+    let cuFactor = 1;
+    if (sent) {
+      const height = await conn.getBlockHeight('confirmed');
+      const statuses = (await conn.getSignatureStatuses(sent.signatures, { searchTransactionHistory: true })).value;
+      const failed = statuses.find((st) => st?.err);
+      if (!failed && height <= sent.lastValidBlockHeight) {
+        // on its way (or lost on the way): the same bytes again; the next step looks again
+        for (const [i, raw] of sent.raw.entries()) {
+          if (!statuses[i]) await conn.sendRawTransaction(raw, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
+        }
+        return;
+      }
+      cuFactor = sent.cuFactor;
+      if (failed) {
+        cuFactor = Math.min(cuFactor * 2, 64);
+        this.o.log.warn({ trade: tradeId, err: failed.err }, 'creating the settlement\'s token accounts failed on chain; sending again');
+      }
+    }
+    this.prepared.delete(tradeId);
+    const again = await sendAccountCreations(conn, this.o.delegate, missing, { cuPrice: this.o.cuPrice, cuFactor });
+    this.prepared.set(tradeId, { ...again, cuFactor });
+    this.o.log.debug({ trade: tradeId, accounts: missing.length, signatures: again.signatures }, 'settlement token accounts being created');
+    this.preps += 1;
+    this.crash('after-prepare');
   }
 
   private async send(conn: Connection, s: { raw: Buffer; signature: string }): Promise<void> {
@@ -284,8 +369,8 @@ export class SettlementExecutor {
   }
 
   private crash(point: string): void {
-    const m = this.o.crashPoint ? /^(before-send|after-send):(\d+)$/.exec(this.o.crashPoint) : null;
-    if (m && m[1] === point && this.sends === Number(m[2])) {
+    const m = this.o.crashPoint ? /^(before-send|after-send|after-prepare):(\d+)$/.exec(this.o.crashPoint) : null;
+    if (m && m[1] === point && (point === 'after-prepare' ? this.preps : this.sends) === Number(m[2])) {
       writeSync(2, `SETTLEMENT_CRASH_POINT reached (${this.o.crashPoint}): SIGKILL\n`); // synchronously: nothing runs after the kill
       process.kill(process.pid, 'SIGKILL');
     }
