@@ -1,21 +1,22 @@
-// Benchmark (not a test): webhook → queryable parlay, events/s, on PostgreSQL.
+// Benchmark (not a test): webhook → queryable parlay, events/s, on PostgreSQL. The service runs as
+// its own process (`src/main.ts`), as in production, so the load generator does not share its
+// event loop (SERVICE_NODE_OPTIONS is handed to it, e.g. `--cpu-prof` to profile it).
 // Usage: npx tsx bench/parlay-ingest.ts [events=20000] [txPerDelivery=250] [concurrency=8]
 //   KAFKA_BROKERS=127.0.0.1:19092 to go through the real broker instead of the in-process bus.
 import { Keypair } from '@solana/web3.js';
-import pino from 'pino';
-import { loadConfig } from '../src/config.ts';
-import { startNode } from '../src/node.ts';
+import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
+import { startProcessNode } from '../test/helpers/process-node.ts';
 import { parlayCreated, rawTx } from '../test/helpers/events.ts';
 
 const [events = 20_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
 const db = await freshDatabase('bench');
-const cfg = loadConfig({
-  APP_ENV: 'development', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, PLATFORM_JWT_SECRET: 's',
-  PARLAY_WEBHOOK_AUTH_SECRET: 'w', CLOB_JWT_SECRET: 'c', CLOB_INTERNAL_TOKEN: 'i', TOPIC_PREFIX: `b${Date.now()}.`, TOPIC_PARTITIONS: '12', NODE_ID: 'bench',
-  LOCAL_CHAIN: '0', KAFKA_BROKERS: process.env.KAFKA_BROKERS, LOG_LEVEL: 'warn',
+const kafka = process.env.KAFKA_BROKERS;
+const node = await startProcessNode({
+  DATABASE_URL: db.url, PLATFORM_JWT_SECRET: 's', PARLAY_WEBHOOK_AUTH_SECRET: 'w', CLOB_JWT_SECRET: 'c', CLOB_INTERNAL_TOKEN: 'i',
+  TOPIC_PREFIX: `b${Date.now()}.`, TOPIC_PARTITIONS: '12', NODE_ID: 'bench', LOG_LEVEL: 'warn', ...(kafka ? { KAFKA_BROKERS: kafka } : {}),
+  ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
 });
-const node = await startNode(cfg, { log: pino({ level: 'warn' }), chain: null });
 const users = Array.from({ length: 500 }, () => Keypair.generate().publicKey);
 const deliveries: string[] = [];
 for (let i = 0; i < events; i += perDelivery) {
@@ -36,13 +37,15 @@ await Promise.all(Array.from({ length: concurrency }, async () => {
     latencies.push(performance.now() - t0);
   }
 }));
-const em = node.orm.em.fork() as any;
-const [{ n }] = await em.execute('select count(*)::int as n from parlays');
+const c = new pg.Client({ connectionString: db.url });
+await c.connect();
+const [{ n }] = (await c.query('select count(*)::int as n from parlays')).rows;
+await c.end();
 const secs = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1);
-console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s)', cfg.kafkaBrokers ? 'kafka' : 'in-process');
+console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s, service in its own process)', kafka ? 'kafka' : 'in-process');
 console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99) }]);
-await node.close();
+await node.kill('SIGTERM');
 await db.drop();
 process.exit(n === events ? 0 : 1);
