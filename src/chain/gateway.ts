@@ -43,8 +43,17 @@ export class Web3Gateway implements ChainGateway {
     await this.connection.getSlot();
   }
 
+  /** Associated token addresses already derived (a program-address search per order otherwise). */
+  private atas = new Map<string, PublicKey>();
+
   async holding(owner: string, mint: string): Promise<TokenHolding> {
-    const ata = getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(owner), true);
+    const k = `${mint}:${owner}`;
+    let ata = this.atas.get(k);
+    if (!ata) {
+      ata = getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(owner), true);
+      if (this.atas.size >= 100_000) this.atas.clear();
+      this.atas.set(k, ata);
+    }
     const res = await this.connection.getAccountInfoAndContext(ata, 'confirmed');
     if (!res.value) return { account: ata.toBase58(), amount: 0n, delegate: null, delegatedAmount: 0n, slot: res.context.slot };
     const acc = unpackAccount(ata, res.value);

@@ -115,23 +115,25 @@ export class Catalog {
 
   /** The book's view of a market. */
   async config(conditionId: string): Promise<MarketConfig | null> {
-    const rows = await this.db().execute(
-      `select condition_id, yes_token_id, no_token_id, tick_size::text, min_size::text, taker_fee_bps,
-         (extract(epoch from start_time) * 1000)::bigint::text as start_ms, delay_ms, status from markets where condition_id = ?`,
-      [conditionId.toLowerCase()],
-    );
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      condition_id: r.condition_id, yes_token_id: r.yes_token_id, no_token_id: r.no_token_id, tick_size: BigInt(r.tick_size),
-      min_size: BigInt(r.min_size), taker_fee_bps: r.taker_fee_bps, start_time: r.start_ms === null ? null : Number(r.start_ms),
-      delay_ms: r.delay_ms, status: r.status,
-    };
+    const rows = await this.db().execute(`select ${CONFIG_COLUMNS} from markets where condition_id = ?`, [conditionId.toLowerCase()]);
+    return rows.length ? toConfig(rows[0]) : null;
   }
 
   /** The market an outcome token belongs to. */
   async byToken(tokenId: string): Promise<MarketConfig | null> {
-    const rows = await this.db().execute('select condition_id from markets where yes_token_id = ? or no_token_id = ? limit 1', [tokenId, tokenId]);
-    return rows.length ? this.config(rows[0].condition_id) : null;
+    // One round trip on the order path (both token columns are indexed).
+    const rows = await this.db().execute(`select ${CONFIG_COLUMNS} from markets where yes_token_id = ? or no_token_id = ? limit 1`, [tokenId, tokenId]);
+    return rows.length ? toConfig(rows[0]) : null;
   }
+}
+
+const CONFIG_COLUMNS = `condition_id, yes_token_id, no_token_id, tick_size::text, min_size::text, taker_fee_bps,
+  (extract(epoch from start_time) * 1000)::bigint::text as start_ms, delay_ms, status`;
+
+function toConfig(r: any): MarketConfig {
+  return {
+    condition_id: r.condition_id, yes_token_id: r.yes_token_id, no_token_id: r.no_token_id, tick_size: BigInt(r.tick_size),
+    min_size: BigInt(r.min_size), taker_fee_bps: r.taker_fee_bps, start_time: r.start_ms === null ? null : Number(r.start_ms),
+    delay_ms: r.delay_ms, status: r.status,
+  };
 }
