@@ -10,13 +10,23 @@
 //   tsx scripts/dev-chain.ts void --id 1
 //   tsx scripts/dev-chain.ts show --id 1 | vault
 //
+// Order book (development only: needs the chain `npm start` runs, whose state file holds the dev
+// settlement delegate and the node's Platform JWT secret):
+//   tsx scripts/dev-chain.ts create-market --question "Will it rain?" [--fee-bps 0] [--platform-secret S]
+//   tsx scripts/dev-chain.ts give-tokens --wallet .cache/alice.json --market 0x… --amount 50   # YES and NO, backed in escrow
+//   tsx scripts/dev-chain.ts approve --wallet .cache/alice.json --market 0x… [--amount max]     # allowance to the delegate
+//
 // Every command but serve takes --rpc URL (default: the one in the state file, else http://127.0.0.1:8899)
-// and --state FILE (default .cache/dev-chain.json), which holds the authority and mint-authority keys.
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, Transaction, sendAndConfirmTransaction, type TransactionInstruction } from '@solana/web3.js';
-import { createAssociatedTokenAccountIdempotentInstruction, createMintToInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+// and --state FILE (default .cache/dev-chain.json), which holds the authority and mint-authority keys;
+// the order-book ones also --service URL (default: the node in the state file).
+import { Connection, Keypair, PublicKey, SendTransactionError, Transaction, sendAndConfirmTransaction, type TransactionInstruction } from '@solana/web3.js';
+import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createDevMarket, fundWallet, giveTokens as giveDevTokens } from '../src/dev/order-book.ts';
+import type { DevState } from '../src/dev/local-chain.ts';
+import { parseAllowanceArgs, runAllowance } from '../src/cli/allowance.ts';
 import {
   claimParlayInstruction, createParlayInstruction, decodeParlayAccount, findConfigPda, findParlayPda, findVaultPda,
   marketAddressFor, settleLegInstruction, voidParlayInstruction,
@@ -24,7 +34,7 @@ import {
 
 const DEFAULT_STATE = '.cache/dev-chain.json';
 
-interface State { rpc: string; authority: number[]; mintAuthority: number[]; collateralMint: string }
+type State = DevState;
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -32,8 +42,10 @@ const { values: opts, positionals } = parseArgs({
     rpc: { type: 'string' }, state: { type: 'string', default: DEFAULT_STATE }, port: { type: 'string', default: '8899' },
     'slot-ms': { type: 'string' }, webhook: { type: 'string' }, 'webhook-auth': { type: 'string', default: '' },
     out: { type: 'string' }, wallet: { type: 'string' }, user: { type: 'string' }, id: { type: 'string' }, stake: { type: 'string' },
-    leg: { type: 'string', multiple: true }, status: { type: 'string' }, amount: { type: 'string', default: '100' },
+    leg: { type: 'string', multiple: true }, status: { type: 'string' }, amount: { type: 'string' },
     sol: { type: 'string', default: '2' }, help: { type: 'boolean', short: 'h' },
+    service: { type: 'string' }, market: { type: 'string' }, question: { type: 'string' }, 'fee-bps': { type: 'string', default: '0' },
+    'platform-secret': { type: 'string' },
   },
 });
 
@@ -107,23 +119,58 @@ async function serve() {
   process.on('SIGTERM', stop);
 }
 
+const walletKey = () => { const w = need(opts.wallet, 'wallet'); return existsSync(w) ? readKey(w).publicKey : new PublicKey(w); };
+
 async function fund() {
+  const conn = connection();
+  const owner = walletKey();
+  const ata = await fundWallet(conn, loadState(), owner, Number(opts.sol), units(opts.amount ?? '100'));
+  console.log(`${owner.toBase58()}: ${(await conn.getTokenAccountBalance(ata)).value.uiAmountString} collateral in ${ata.toBase58()}`);
+}
+
+/* Order book (development only): the chain of `npm start`, whose state file holds the delegate. */
+
+function service(state: State): string {
+  return opts.service ?? state.service ?? fail('no --service and no service URL in the state file');
+}
+
+async function getMarket(state: State) {
+  const id = need(opts.market, 'market');
+  const r = await fetch(`${service(state)}/v1/markets/${id}`);
+  if (!r.ok) fail(`market ${id}: ${r.status} ${await r.text()}`);
+  return r.json() as Promise<{ yes_token_id: string; no_token_id: string }>;
+}
+
+async function createMarket() {
+  const state = loadState();
+  const market = await createDevMarket(connection(), state, service(state), {
+    question: opts.question, takerFeeBps: Number(opts['fee-bps']), platformJwtSecret: opts['platform-secret'] ?? process.env.PLATFORM_JWT_SECRET,
+  });
+  console.log(JSON.stringify(market, null, 2));
+  console.log(`market ${market.condition_id}: YES ${market.yes_token_id}, NO ${market.no_token_id} (mint authority: the dev delegate)`);
+}
+
+async function giveTokens() {
   const state = loadState();
   const conn = connection();
-  const owner = opts.wallet ? (existsSync(opts.wallet) ? readKey(opts.wallet).publicKey : new PublicKey(opts.wallet)) : fail('missing --wallet');
-  const mintAuthority = Keypair.fromSecretKey(Uint8Array.from(state.mintAuthority));
-  const mint = new PublicKey(state.collateralMint);
-  const sol = Number(opts.sol);
-  if (sol > 0) {
-    const sig = await conn.requestAirdrop(owner, sol * LAMPORTS_PER_SOL);
-    await conn.confirmTransaction({ signature: sig, ...(await conn.getLatestBlockhash()) });
+  const owner = walletKey();
+  const market = await getMarket(state);
+  await giveDevTokens(conn, state, owner, market, units(opts.amount ?? '100'));
+  for (const [name, mint] of [['YES', market.yes_token_id], ['NO', market.no_token_id]]) {
+    const b = await conn.getTokenAccountBalance(getAssociatedTokenAddressSync(new PublicKey(mint), owner, true));
+    console.log(`${owner.toBase58()}: ${b.value.uiAmountString} ${name}`);
   }
-  const ata = getAssociatedTokenAddressSync(mint, owner, true);
-  await send(conn, [
-    createAssociatedTokenAccountIdempotentInstruction(mintAuthority.publicKey, ata, owner, mint),
-    createMintToInstruction(mint, ata, mintAuthority.publicKey, units(opts.amount!)),
-  ], [mintAuthority]);
-  console.log(`${owner.toBase58()}: ${(await conn.getTokenAccountBalance(ata)).value.uiAmountString} collateral in ${ata.toBase58()}`);
+}
+
+/** The allowance tool (src/cli/allowance.ts) with the dev defaults: set on collateral, YES and NO. */
+async function approveAll() {
+  const state = loadState();
+  const rpc = opts.rpc ?? state.rpc;
+  await runAllowance(parseAllowanceArgs([
+    'set', '--keypair', need(opts.wallet, 'wallet'), '--rpc', rpc, '--service', service(state), '--market', need(opts.market, 'market'),
+    '--collateral-mint', state.collateralMint, // not only /v1/config's: it shows the mirrored mint a moment after the start
+    '--amount', opts.amount ?? 'max',
+  ]));
 }
 
 function parseLeg(text: string) {
@@ -199,6 +246,7 @@ function newWallet() {
 
 const commands: Record<string, () => unknown> = {
   serve, fund, 'new-wallet': newWallet, 'create-parlay': createParlay, 'settle-leg': settleLeg, claim, void: voidParlay, show, vault,
+  'create-market': createMarket, 'give-tokens': giveTokens, approve: approveAll,
 };
 const command = positionals[0];
 if (!command || opts.help || !commands[command]) {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { Keypair } from '@solana/web3.js';
+import { Keypair } from '@solana/web3.js';
 import type { Config } from './config.ts';
 import { openOrm, migrate, type Orm } from './store/orm.ts';
 import { SqlRuntimeStore } from './store/runtime-store.ts';
@@ -112,7 +112,12 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const relay = new OutboxRelay(orm, bus, log);
   relay.start();
   const collateralMint = async () => cfg.collateralMint ?? (await q.programConfig(db()))?.collateral_mint ?? null;
-  const settlementKey = delegateKeypair(cfg); // also sets cfg.delegate from the key when unset
+  // Development with the local chain and no delegate given: a fresh one, funded on the local chain
+  // once it is up (below), so that trades settle there too. Never with SOLANA_RPC_URL or in production.
+  const runsDevChain = cfg.localChain && opts.chain === undefined && cfg.env === 'development';
+  const devDelegate = runsDevChain && !cfg.solanaRpcUrl && !cfg.delegate && !cfg.delegateKeypair ? Keypair.generate() : null;
+  if (devDelegate) cfg.delegate = devDelegate.publicKey.toBase58();
+  const settlementKey = delegateKeypair(cfg) ?? devDelegate; // also sets cfg.delegate from the key when unset
   const chainConnection = connectionOf(cfg, () => parlays.chain());
   const clob = new ClobService({
     asker, db, catalog, chain: () => parlays.chain(), bookTopic, walletTopic, mintMerge: cfg.mintMergeMatching,
@@ -166,9 +171,9 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
-  if (cfg.localChain && opts.chain === undefined && cfg.env === 'development') {
+  if (runsDevChain) {
     const { startDevChain } = await import('./dev/local-chain.ts');
-    const dev = await startDevChain({ serviceUrl: url, webhookSecret: webhookSecret!, port: cfg.localChainPort, log });
+    const dev = await startDevChain({ serviceUrl: url, webhookSecret: webhookSecret!, port: cfg.localChainPort, log, delegate: settlementKey, platformJwtSecret: cfg.platformJwtSecret });
     parlays.setChain(dev.gateway);
     devChain = dev;
   }

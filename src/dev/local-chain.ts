@@ -1,9 +1,11 @@
 // Development only (never loaded in production): with APP_ENV=development and no SOLANA_RPC_URL,
 // `npm start` runs the local chain beside the service, creates the collateral mint and the vault,
 // initializes the program and points the chain's webhooks at this node, so that a newcomer can
-// place a parlay with `tsx scripts/dev-chain.ts …` and see it in the REST API.
+// place a parlay with `tsx scripts/dev-chain.ts …` and see it in the REST API. It also funds the
+// node's settlement delegate (src/node.ts makes one up when none is given), so trades settle here.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Logger } from 'pino';
+import type { Keypair } from '@solana/web3.js';
 import { startLocalChain, type LocalChain } from '../chain/local/index.ts';
 import { Web3Gateway } from '../chain/gateway.ts';
 
@@ -15,7 +17,18 @@ export interface DevChain {
   close(): Promise<void>;
 }
 
-export async function startDevChain(o: { serviceUrl: string; webhookSecret: string; port: number; log: Logger }): Promise<DevChain> {
+/** What `npm start` writes to DEV_STATE_FILE for scripts/dev-chain.ts (keys as JSON secret-key arrays). */
+export interface DevState {
+  rpc: string; authority: number[]; mintAuthority: number[]; collateralMint: string;
+  /** the node's base URL, its settlement delegate and its Platform JWT secret (superuser tokens for the admin API) */
+  service?: string; delegate?: number[]; platformJwtSecret?: string;
+}
+
+export async function startDevChain(o: {
+  serviceUrl: string; webhookSecret: string; port: number; log: Logger;
+  /** the node's settlement delegate: funded with SOL here (fees, rent), its collateral account (the escrow) created */
+  delegate?: Keypair | null; platformJwtSecret?: string;
+}): Promise<DevChain> {
   let chain: LocalChain;
   try {
     chain = await startLocalChain({ port: o.port, webhooks: [{ url: `${o.serviceUrl}/api/parlays/webhooks/indexer/`, authorization: o.webhookSecret }] });
@@ -23,14 +36,19 @@ export async function startDevChain(o: { serviceUrl: string; webhookSecret: stri
     chain = await startLocalChain({ port: 0, webhooks: [{ url: `${o.serviceUrl}/api/parlays/webhooks/indexer/`, authorization: o.webhookSecret }] });
   }
   const boot = await chain.bootstrap();
+  if (o.delegate) await chain.fundWallet(o.delegate.publicKey, 100n * 1_000_000_000n, 0n);
   mkdirSync('.cache', { recursive: true });
-  writeFileSync(DEV_STATE_FILE, JSON.stringify({
+  const state: DevState = {
     rpc: chain.url,
     authority: Array.from(boot.authority.secretKey),
     mintAuthority: Array.from(boot.mintAuthority.secretKey),
     collateralMint: boot.collateralMint.toBase58(),
-  }, null, 2));
-  o.log.info({ rpc: chain.url, vault: boot.vault.toBase58(), collateralMint: boot.collateralMint.toBase58(), keys: DEV_STATE_FILE },
+    service: o.serviceUrl,
+    ...(o.delegate ? { delegate: Array.from(o.delegate.secretKey) } : {}),
+    ...(o.platformJwtSecret ? { platformJwtSecret: o.platformJwtSecret } : {}),
+  };
+  writeFileSync(DEV_STATE_FILE, JSON.stringify(state, null, 2));
+  o.log.info({ rpc: chain.url, vault: boot.vault.toBase58(), collateralMint: boot.collateralMint.toBase58(), delegate: o.delegate?.publicKey.toBase58(), keys: DEV_STATE_FILE },
     'local chain started (development): try `npx tsx scripts/dev-chain.ts new-wallet --out .cache/alice.json`');
   return { chain, gateway: new Web3Gateway(chain.url, boot.authority), close: () => chain.close() };
 }

@@ -211,6 +211,9 @@ export class SettlementExecutor {
     let reconcile: SettlementRow | null = null;
     let prepare: Destination[] | null = null;
     this.said = [];
+    // Read before the row lock: it may come from the database (the mirrored program config), and
+    // embedded (PGlite, one connection) a query beside the open transaction would wait for ever.
+    const collateral = await this.o.collateralMint();
     await this.em().transactional(async (em: any) => {
       const [row]: SettlementRow[] = await em.execute('select * from settlements where trade_id = ? for update skip locked', [tradeId]);
       if (!row) return; // another node steps it now
@@ -278,7 +281,6 @@ export class SettlementExecutor {
       // decides all of the above again from the chain); the missing ones are created after the commit.
       const trade = await this.trade(em, tradeId);
       if (!trade) throw new Error(`trade ${tradeId} is not in the read model yet`);
-      const collateral = await this.o.collateralMint();
       if (!collateral) throw new Error('the collateral mint is not known yet');
       const accounts = { collateralMint: new PublicKey(collateral), delegate: this.o.delegate.publicKey, feeRecipient: this.o.feeRecipient };
       const plan = planSettlement(trade, accounts);
