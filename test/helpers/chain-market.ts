@@ -47,3 +47,14 @@ export async function approve(chain: LocalChain, owner: Keypair, mint: PublicKey
 }
 
 export { Transaction };
+
+/** Two fresh wallets, each with 1,000 units of collateral, 100 YES and 100 NO (and SOL for fees). */
+export async function fundedPair(chain: LocalChain, tokens: OutcomeTokens): Promise<[Keypair, Keypair]> {
+  const pair: [Keypair, Keypair] = [Keypair.generate(), Keypair.generate()];
+  for (const w of pair) {
+    await chain.fundWallet(w.publicKey, 10n ** 9n, 1_000n * 1_000_000n);
+    await tokens.give(w.publicKey, tokens.yes.publicKey, 100n * 1_000_000n);
+    await tokens.give(w.publicKey, tokens.no.publicKey, 100n * 1_000_000n);
+  }
+  return pair;
+}

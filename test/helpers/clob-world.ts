@@ -6,7 +6,7 @@ import { Web3Gateway } from '../../src/chain/gateway.ts';
 import { testNode, KAFKA_BROKERS } from './node.ts';
 import { freshDatabase } from './db.ts';
 import { bearer, createMarket } from './clob.ts';
-import { OutcomeTokens } from './chain-market.ts';
+import { fundedPair, OutcomeTokens } from './chain-market.ts';
 import type { ServiceNode } from '../../src/node.ts';
 
 export const U = 1_000_000n;
@@ -27,13 +27,7 @@ export async function clobWorld(env: Record<string, string> = {}, marketOver: Re
   }, { chain: new Web3Gateway(chain.url, boot.authority) });
   const tokens = await new OutcomeTokens(chain).create();
   const market = await createMarket(node.url, { yes_token_id: tokens.yes.publicKey.toBase58(), no_token_id: tokens.no.publicKey.toBase58(), taker_fee_bps: 100, min_size: '1', ...marketOver });
-  const alice = Keypair.generate();
-  const bob = Keypair.generate();
-  for (const w of [alice, bob]) {
-    await chain.fundWallet(w.publicKey, 10n ** 9n, 1_000n * U);
-    await tokens.give(w.publicKey, tokens.yes.publicKey, 100n * U);
-    await tokens.give(w.publicKey, tokens.no.publicKey, 100n * U);
-  }
+  const [alice, bob] = await fundedPair(chain, tokens);
   const A = await bearer(node.url, alice);
   const B = await bearer(node.url, bob);
   return { chain, node, tokens, market, delegate, alice, bob, A, B, close: async () => { await node.close(); await chain.close(); await db.drop(); } };

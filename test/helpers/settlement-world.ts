@@ -8,7 +8,7 @@ import { Web3Gateway } from '../../src/chain/gateway.ts';
 import { testNode, KAFKA_BROKERS, call } from './node.ts';
 import { freshDatabase } from './db.ts';
 import { bearer, createMarket } from './clob.ts';
-import { approve, OutcomeTokens } from './chain-market.ts';
+import { approve, fundedPair, OutcomeTokens } from './chain-market.ts';
 import type { ServiceNode } from '../../src/node.ts';
 
 export const U = 1_000_000n;
@@ -33,13 +33,7 @@ export async function settlementWorld(env: Record<string, string> = {}, o: { sta
   const feeRecipient = Keypair.generate();
   await chain.fundWallet(delegate.publicKey, 10n ** 11n, 0n); // pays fees and rent; its collateral account is the escrow
   const tokens = await new OutcomeTokens(chain).create();
-  const alice = Keypair.generate();
-  const bob = Keypair.generate();
-  for (const w of [alice, bob]) {
-    await chain.fundWallet(w.publicKey, 10n ** 9n, 1_000n * U);
-    await tokens.give(w.publicKey, tokens.yes.publicKey, 100n * U);
-    await tokens.give(w.publicKey, tokens.no.publicKey, 100n * U);
-  }
+  const [alice, bob] = await fundedPair(chain, tokens);
   // The delegate becomes the mint authority of the outcome mints (it mints and burns pairs).
   for (const m of [tokens.yes, tokens.no]) {
     const r = chain.dev.send([createSetAuthorityInstruction(m.publicKey, tokens.authority.publicKey, AuthorityType.MintTokens, delegate.publicKey)], [tokens.authority]);
