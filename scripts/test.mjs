@@ -26,13 +26,35 @@ if (!process.env.KAFKA_BROKERS) {
   startedKafka = true;
 }
 
+// ava runs in its own process group, so that whatever a test leaves behind (a node process, a chain)
+// is reaped with it at the end.
 const child = spawn(process.execPath, [`${root}node_modules/ava/entrypoints/cli.mjs`, ...args], {
-  cwd: root, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+  cwd: root, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
 });
 let out = '';
 child.stdout.on('data', (d) => { out += d; process.stdout.write(d); });
 child.stderr.on('data', (d) => { out += d; process.stderr.write(d); });
-const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+const killGroup = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
+// Its own group no longer hears the terminal: pass an interrupt on.
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { try { child.kill(sig); } catch { /* gone */ } });
+
+// A watchdog above ava's own inactivity timeout: past the deadline ava is interrupted (it then names
+// the tests still pending and exits), and killed 30 s later if it has not.
+const deadlineMin = Number(process.env.TEST_DEADLINE_MIN ?? 45);
+let overran = false;
+const watchdog = setTimeout(() => {
+  overran = true;
+  console.error(`\nthe test run passed its ${deadlineMin}-minute deadline (TEST_DEADLINE_MIN): interrupting ava`);
+  try { child.kill('SIGINT'); } catch { /* gone */ }
+  setTimeout(() => killGroup('SIGKILL'), 30_000).unref();
+}, deadlineMin * 60_000);
+watchdog.unref();
+
+// `exit`, not `close`: a stray grandchild holding ava's output pipe must not keep the run open.
+const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+clearTimeout(watchdog);
+await new Promise((r) => setTimeout(r, 200));
+killGroup('SIGKILL');
 
 if (startedKafka && !process.env.KEEP_KAFKA) sh('bash', ['deploy/kafka.sh', 'stop']);
 
@@ -42,6 +64,6 @@ const lines = (re) => (out.match(re) ?? []).length;
 const passed = Math.max(count(/(\d+) tests? passed/), lines(/^\s*✔ /gm));
 const failed = Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/gm)) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/) + lines(/^\s*✘ Timed out/gm);
 const skipped = count(/(\d+) tests? skipped/);
-const exitFailed = code !== 0 && failed === 0 ? 1 : failed;
+const exitFailed = (code !== 0 || overran) && failed === 0 ? 1 : failed;
 console.log(`\n${passed} passed, ${exitFailed} failed${skipped ? `, ${skipped} skipped` : ''}`);
-process.exit(code === 0 && exitFailed === 0 ? 0 : 1);
+process.exit(code === 0 && exitFailed === 0 && !overran ? 0 : 1);

@@ -20,7 +20,6 @@ const U = 1_000_000n;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('market makers on a 3-node cluster survive a node failover and end with their fills equal to the ledger', async (t) => {
-  t.timeout(300_000);
   const db = await freshDatabase('mm');
   const chain = await startLocalChain();
   const nodes: (ProcessNode | null)[] = [];

@@ -42,7 +42,7 @@ export async function startProcessNode(env: Record<string, string>, timeoutMs = 
   exited.then(() => { dead = true; });
   while (true) {
     if (dead) throw new Error(`node exited during start:\n${out}`);
-    try { if ((await fetch(`${url}/healthz`)).ok) break; } catch { /* not yet */ }
+    try { if ((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok) break; } catch { /* not yet */ }
     if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`node did not start:\n${out}`); }
     await new Promise((r) => setTimeout(r, 150));
   }
@@ -51,7 +51,10 @@ export async function startProcessNode(env: Record<string, string>, timeoutMs = 
     output: () => out,
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      // A node stops on SIGTERM within its own 15 s; past 20 s it is killed, so no teardown waits forever.
+      const late = setTimeout(() => child.kill('SIGKILL'), 20_000);
       await exited;
+      clearTimeout(late);
     },
   };
 }
