@@ -2,6 +2,7 @@
 // stored in PostgreSQL. The service runs as its own process (`src/main.ts`); an even-paced open-loop
 // generator drives it.
 // Usage: npx tsx bench/parlay-read.ts [parlays=1000000] [rate=2000] [seconds=20] [wallets=100000]
+// KEEP_DB=1 keeps the loaded database and prints its URL; BENCH_DB_URL=<that URL> measures it again without loading.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -10,7 +11,8 @@ import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
 
 const [parlays = 1_000_000, rate = 2000, seconds = 20, wallets = 100_000] = process.argv.slice(2).map(Number);
-const db = await freshDatabase('benchread');
+const reuse = process.env.BENCH_DB_URL;
+const db = reuse ? { url: reuse, drop: async () => undefined } : await freshDatabase('benchread');
 const port = 18000 + Math.floor(Math.random() * 1000);
 const secret = 'bench-secret';
 const svc = spawn(process.execPath, [...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {
@@ -27,6 +29,7 @@ const client = new pg.Client({ connectionString: db.url });
 await client.connect();
 const t0 = performance.now();
 // Wallet names are stand-ins for base58 addresses of the same length.
+if (!reuse) {
 await client.query(`insert into parlays (parlay_id, id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
     legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at)
   select g, md5(g::text)::uuid, 'Wallet' || lpad((g % $2)::text, 38, 'x'), 10000000, 250000000000, 39200000, 0,
@@ -39,6 +42,7 @@ await client.query(`insert into parlay_legs (parlay_id, leg_index, on_chain_mark
 // or autovacuum does it in the middle of the run.
 await client.query('vacuum (analyze) parlays');
 await client.query('vacuum (analyze) parlay_legs');
+}
 const loadSecs = (performance.now() - t0) / 1000;
 await client.end();
 
@@ -92,4 +96,4 @@ console.table([{
 }]);
 svc.kill('SIGTERM');
 await new Promise((r) => svc.on('exit', r));
-if (process.env.KEEP_DB) console.log(`kept database ${db.url}`); else await db.drop();
+if (process.env.KEEP_DB || reuse) console.log(`kept database ${db.url}`); else await db.drop();

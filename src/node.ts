@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { Keypair } from '@solana/web3.js';
 import type { Config } from './config.ts';
 import { openOrm, migrate, type Orm } from './store/orm.ts';
+import { openReader } from './store/reader.ts';
 import { SqlRuntimeStore } from './store/runtime-store.ts';
 import { MemoryBus } from './runtime/memory-bus.ts';
 import { KafkaBus } from './runtime/kafka-bus.ts';
@@ -103,8 +104,9 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const authority = opts.authority ?? (cfg.authorityKeypair ? readKeypair(cfg.authorityKeypair) : null);
   const chain = opts.chain !== undefined ? opts.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authority) : null;
   const db = () => orm.em.fork() as unknown as { execute(sql: string, params?: unknown[]): Promise<any[]> };
+  const reader = openReader(orm, cfg.databaseUrl, Number(process.env.READER_POOL_MAX ?? Math.max(2, Math.min(8, cfg.databasePoolMax))));
   const parlays = new ParlayService({
-    db, asker, store, topic: parlayTopic, programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log, metrics: metrics.ingest,
+    db, reader, asker, store, topic: parlayTopic, programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log, metrics: metrics.ingest,
   });
 
   const catalog = new Catalog(db);
@@ -199,6 +201,7 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
       await asker.stop();
       await runtime.stop();
       if (!opts.bus) await bus.close();
+      await reader.close();
       await orm.close();
     },
   };

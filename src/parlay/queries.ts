@@ -1,4 +1,6 @@
 // Reads of the parlay side, straight from the read models, shaped as the API answers them.
+import type { Reader } from '../store/reader.ts';
+
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
 const ts = (col: string) => `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
@@ -29,24 +31,27 @@ const parseJson = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
 export const PARLAY_STATUSES = ['active', 'won', 'lost', 'claimed', 'voided', 'refunded'] as const;
 
-/** The user's parlays as a JSON array text, built by PostgreSQL (no parse and re-serialise here). */
-export async function userParlaysJson(db: Db, wallets: string[], status?: string): Promise<string> {
-  if (!wallets.length) return '[]';
-  const params: unknown[] = [wallets.map((w) => w.toLowerCase())];
-  let where = 'lower(p.user_wallet) in (?)';
-  if (status) { where += ' and p.status = ?'; params.push(status); }
-  const rows = await db.execute(
-    `select coalesce(json_agg(x.j order by x.created_at desc, x.parlay_id desc), '[]'::json)::text as j from (
+const USER_PARLAYS = (where: string) => `select coalesce(json_agg(x.j order by x.created_at desc, x.parlay_id desc), '[]'::json)::text as j from (
        select ${PARLAY_JSON} as j, p.created_at, p.parlay_id from parlays p where ${where}
-       order by p.created_at desc, p.parlay_id desc limit 50) x`,
-    params,
-  );
+       order by p.created_at desc, p.parlay_id desc limit 50) x`;
+const USER_PARLAYS_ANY = USER_PARLAYS('lower(p.user_wallet) = any($1::text[])');
+const USER_PARLAYS_BY_STATUS = USER_PARLAYS('lower(p.user_wallet) = any($1::text[]) and p.status = $2');
+
+/** The user's parlays as a JSON array text, built by PostgreSQL (no parse and re-serialise here). */
+export async function userParlaysJson(reader: Reader, wallets: string[], status?: string): Promise<string> {
+  if (!wallets.length) return '[]';
+  const lower = wallets.map((w) => w.toLowerCase());
+  const rows = status
+    ? await reader.query('parlays-of-wallets-by-status', USER_PARLAYS_BY_STATUS, [lower, status])
+    : await reader.query('parlays-of-wallets', USER_PARLAYS_ANY, [lower]);
   return rows[0].j;
 }
 
-export async function userParlay(db: Db, wallets: string[], parlayId: string): Promise<unknown | null> {
+const USER_PARLAY = `select ${PARLAY_JSON} as j from parlays p where p.parlay_id = $1 and lower(p.user_wallet) = any($2::text[])`;
+
+export async function userParlay(reader: Reader, wallets: string[], parlayId: string): Promise<unknown | null> {
   if (!wallets.length) return null;
-  const rows = await db.execute(`select ${PARLAY_JSON} as j from parlays p where p.parlay_id = ? and lower(p.user_wallet) in (?)`, [parlayId, wallets.map((w) => w.toLowerCase())]);
+  const rows = await reader.query('parlay-of-wallets', USER_PARLAY, [parlayId, wallets.map((w) => w.toLowerCase())]);
   return rows.length ? parseJson(rows[0].j) : null;
 }
 

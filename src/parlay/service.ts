@@ -8,6 +8,7 @@ import { VAULT_KEY } from '../../topics/names.ts';
 import type { VaultPatchFields } from '../../topics/parlay-events.ts';
 import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest.ts';
 import * as q from './queries.ts';
+import type { Reader } from '../store/reader.ts';
 import type { RawTransaction } from './webhook-schema.ts';
 import { ChainError, type ChainGateway } from '../chain/gateway.ts';
 
@@ -17,6 +18,8 @@ type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
 export interface ParlayServiceDeps {
   db: () => Db;
+  /** Prepared statements for the routes users poll. */
+  reader: Reader;
   asker: Asker;
   store: RuntimeStore;
   topic: string;
@@ -70,11 +73,11 @@ export class ParlayService {
 
   /** JSON text of `{ data: [Parlay] }`. */
   async userParlaysBody(u: PlatformUser, status?: string): Promise<string> {
-    return `{"data":${await q.userParlaysJson(this.d.db(), await this.walletsOf(u), status)}}`;
+    return `{"data":${await q.userParlaysJson(this.d.reader, await this.walletsOf(u), status)}}`;
   }
 
   async userParlay(u: PlatformUser, parlayId: string) {
-    return q.userParlay(this.d.db(), await this.walletsOf(u), parlayId);
+    return q.userParlay(this.d.reader, await this.walletsOf(u), parlayId);
   }
 
   adminParlays(f: { status?: string; wallet?: string; page: number }) {

@@ -67,6 +67,19 @@ export async function assertFinalState(t: ExecutionContext, base: string) {
   t.is(v.body.data.max_stake, 1_000 * UNIT);
   t.is(v.body.data.max_payout_cap, 50_000 * UNIT);
   t.is(v.body.data.is_active, true);
+  // The owner's views (prepared statements on PostgreSQL, the ORM's connection on PGlite) agree with
+  // the admin list; the wallet is compared case-insensitively.
+  const owner = token({ sub: 'owner-1', wallet: String(p1.user_wallet).toUpperCase() });
+  const mine = await call(base, 'GET', '/api/parlays/user/', { token: owner });
+  t.is(mine.status, 200);
+  t.true(mine.body.data.some((p: any) => p.parlay_id === p1.parlay_id), 'the owner lists parlay 1');
+  t.deepEqual(mine.body.data.find((p: any) => p.parlay_id === p1.parlay_id), p1);
+  const claimed = await call(base, 'GET', '/api/parlays/user/?status=claimed', { token: owner });
+  t.deepEqual(claimed.body.data.map((p: any) => p.status), claimed.body.data.map(() => 'claimed'));
+  t.true(claimed.body.data.length >= 1);
+  const one = await call(base, 'GET', `/api/parlays/${p1.parlay_id}/`, { token: owner });
+  t.is(one.status, 200);
+  t.deepEqual(one.body.data, p1);
   return { p1, p3, vault: v.body.data };
 }
 
