@@ -1,7 +1,7 @@
 // Kafka bus (kafkajs): the durable transport of cluster mode. Partitions are chosen by the shared
 // partitioner; a consumer group gives each partition one owner; offsets of record are kept by the
 // runtime in the database, Kafka's committed offsets only tell a new owner roughly where to start.
-import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type Admin } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type Admin, type Message } from 'kafkajs';
 import { partitionFor } from './partitioner.ts';
 import type { Bus, ConsumeOptions, ConsumerHandle, OutRecord, TopicSpec } from './types.ts';
 
@@ -15,6 +15,10 @@ export interface KafkaBusOptions {
   heartbeatIntervalMs?: number;
 }
 
+const MAX_REQUEST_BYTES = 512 * 1024;
+/** Kafka's committed offsets are a hint (the runtime's own are in the database): sent at most this often. */
+const COMMIT_EVERY_MS = 1000;
+
 export class KafkaBus implements Bus {
   readonly durable = true;
   private kafka: Kafka;
@@ -23,6 +27,9 @@ export class KafkaBus implements Bus {
   private partitionCounts = new Map<string, number>();
   private consumers = new Set<Consumer>();
   private started: Promise<void>;
+  /** Sends waiting for the produce request in flight to return (see `send`). */
+  private queued: { topic: string; messages: Message[]; bytes: number; resolve(): void; reject(e: unknown): void }[] = [];
+  private flushing = false;
 
   constructor(private opts: KafkaBusOptions) {
     const log = opts.log;
@@ -123,14 +130,48 @@ export class KafkaBus implements Bus {
     return count;
   }
 
+  /**
+   * Natural batching: while one produce request is in flight, sends queue up, and the next request
+   * carries all of them (up to ~512 KB), in call order. Idle, a send goes out at once; under load,
+   * many asks and replies share one request and one write instead of one each.
+   */
   async send(topic: string, records: OutRecord[]): Promise<void> {
     await this.started;
     const n = await this.partitionsKnown(topic);
-    await this.producer.send({
-      topic,
-      acks: -1,
-      messages: records.map((r) => ({ key: r.key, value: r.value, headers: r.headers, partition: partitionFor(r.key, n) })),
+    let bytes = 0;
+    const messages = records.map((r) => {
+      bytes += r.value.length + r.key.length;
+      return { key: r.key, value: r.value, headers: r.headers, partition: partitionFor(r.key, n) };
     });
+    await new Promise<void>((resolve, reject) => {
+      this.queued.push({ topic, messages, bytes, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queued.length) {
+        let take = 0;
+        let bytes = 0;
+        while (take < this.queued.length && (take === 0 || bytes + this.queued[take].bytes <= MAX_REQUEST_BYTES)) bytes += this.queued[take++].bytes;
+        const batch = this.queued.splice(0, take);
+        const byTopic = new Map<string, Message[]>();
+        for (const q of batch) {
+          const list = byTopic.get(q.topic);
+          if (list) list.push(...q.messages); else byTopic.set(q.topic, [...q.messages]);
+        }
+        try {
+          await this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+          for (const q of batch) q.resolve();
+        } catch (e) {
+          for (const q of batch) q.reject(e);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
   }
 
   async consume(opts: ConsumeOptions): Promise<ConsumerHandle> {
@@ -152,6 +193,15 @@ export class KafkaBus implements Bus {
     await consumer.connect();
     await consumer.subscribe({ topics: opts.topics, fromBeginning: opts.fromBeginning });
     const concurrency = opts.topics.reduce((a, t) => a + (this.partitionCounts.get(t) ?? 1), 0);
+    const dirty = new Map<string, { topic: string; partition: number; offset: string }>();
+    const commitDirty = () => {
+      if (!dirty.size) return Promise.resolve();
+      const list = [...dirty.values()];
+      dirty.clear();
+      return consumer.commitOffsets(list).catch(() => undefined);
+    };
+    const committer = setInterval(() => void commitDirty(), COMMIT_EVERY_MS);
+    committer.unref();
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -180,12 +230,14 @@ export class KafkaBus implements Bus {
         }
         resolveOffset(batch.messages[batch.messages.length - 1].offset);
         const next = (records[records.length - 1].offset + 1n).toString();
-        consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]).catch(() => undefined);
+        dirty.set(`${batch.topic}:${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: next });
       },
     });
     return {
       stop: async () => {
         this.consumers.delete(consumer);
+        clearInterval(committer);
+        await commitDirty();
         await consumer.disconnect();
       },
     };
