@@ -1,0 +1,81 @@
+// An open-loop HTTP/1.1 load generator light enough not to be the thing measured: requests are
+// pre-serialised bytes written on raw keep-alive sockets, responses are framed by Content-Length
+// only, and each request's latency runs from the time it was due (a stall shows up in the
+// percentiles instead of slowing the generator down: no coordinated omission). Each connection
+// carries one request at a time, as a browser or API client would.
+import net from 'node:net';
+
+export interface OpenLoopResult {
+  latencies: number[];
+  errors: number;
+  non2xx: number;
+  seconds: number;
+}
+
+interface Conn { socket: net.Socket; busy: boolean; buf: Buffer; due: number; }
+
+/** Sends `rate` requests per second for `seconds`, request i being `requests[i % requests.length]`. */
+export async function openLoop(o: { port: number; requests: Buffer[]; rate: number; seconds: number; connections: number }): Promise<OpenLoopResult> {
+  const total = Math.round(o.rate * o.seconds);
+  const latencies: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  let done = 0;
+  let sent = 0;
+  const waiting: number[] = []; // due times of requests with no free connection yet
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => { finish = r; });
+  const t0 = performance.now();
+
+  const complete = (c: Conn, ok: boolean, status: number) => {
+    if (!ok) errors++; else if (status < 200 || status > 299) non2xx++;
+    else latencies.push(performance.now() - c.due);
+    c.busy = false;
+    if (++done === total) finish();
+    else if (waiting.length) dispatch(c, waiting.shift()!);
+    else idle.push(c);
+  };
+
+  const conns: Conn[] = await Promise.all(Array.from({ length: o.connections }, () => new Promise<Conn>((resolve, reject) => {
+    const socket = net.connect(o.port, '127.0.0.1');
+    socket.setNoDelay(true);
+    const c: Conn = { socket, busy: false, buf: Buffer.alloc(0), due: 0 };
+    socket.once('connect', () => resolve(c));
+    socket.once('error', reject);
+    socket.on('data', (d: Buffer) => {
+      c.buf = c.buf.length ? Buffer.concat([c.buf, d]) : d;
+      const head = c.buf.indexOf('\r\n\r\n');
+      if (head < 0) return;
+      const header = c.buf.subarray(0, head).toString('latin1');
+      const m = /\r\ncontent-length:\s*(\d+)/i.exec(header);
+      const len = m ? Number(m[1]) : 0;
+      if (c.buf.length < head + 4 + len) return;
+      c.buf = c.buf.subarray(head + 4 + len);
+      complete(c, true, Number(header.slice(9, 12)));
+    });
+  })));
+  for (const c of conns) c.socket.on('error', () => { if (c.busy) complete(c, false, 0); });
+
+  const idle = [...conns];
+  let next = 0;
+  function dispatch(c: Conn, due: number) {
+    c.busy = true;
+    c.due = due;
+    c.socket.write(o.requests[next++ % o.requests.length]);
+  }
+  const tick = () => {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor(((now - t0) / 1000) * o.rate) + 1);
+    for (; sent < due; sent++) {
+      const at = t0 + (sent / o.rate) * 1000;
+      const c = idle.pop();
+      if (c) dispatch(c, at); else waiting.push(at);
+    }
+    if (sent < total) setTimeout(tick, 1);
+  };
+  tick();
+  await finished;
+  const seconds = (performance.now() - t0) / 1000;
+  for (const c of conns) c.socket.destroy();
+  return { latencies, errors, non2xx, seconds };
+}
