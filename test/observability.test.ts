@@ -27,7 +27,10 @@ test.before(async () => {
   const sink = new Writable({ write(chunk, _enc, cb) { for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l)); cb(); } });
   node = await startNode(cfg, { log: createLogger({ level: 'debug', nodeId: cfg.nodeId }, sink), chain: new Web3Gateway(chain.url, boot.authority) });
 });
-test.after.always(async () => { await node?.close(); await chain?.close(); await db?.drop().catch(() => undefined); });
+// The last test drops the database under the node: its close may wait on that database, so each
+// step is bounded and the file still ends (the worker exits once its hooks are done).
+const bounded = (p: Promise<unknown> | undefined, ms = 10_000) => Promise.race([Promise.resolve(p).catch(() => undefined), new Promise((r) => setTimeout(r, ms).unref())]);
+test.after.always(async () => { await bounded(node?.close()); await bounded(chain?.close()); await bounded(db?.drop()); });
 
 const webhook = (body: unknown, reqId?: string) => fetch(`${node.url}/api/parlays/webhooks/indexer/`, {
   method: 'POST', headers: { authorization: WEBHOOK_SECRET, 'content-type': 'application/json', ...(reqId ? { 'x-request-id': reqId } : {}) }, body: JSON.stringify(body),
