@@ -104,7 +104,7 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const authority = opts.authority ?? (cfg.authorityKeypair ? readKeypair(cfg.authorityKeypair) : null);
   const chain = opts.chain !== undefined ? opts.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authority) : null;
   const db = () => orm.em.fork() as unknown as { execute(sql: string, params?: unknown[]): Promise<any[]> };
-  const reader = openReader(orm, cfg.databaseUrl, Number(process.env.READER_POOL_MAX ?? Math.max(2, Math.min(8, cfg.databasePoolMax))));
+  const reader = openReader(orm, cfg.databaseUrl, Math.max(2, Math.min(8, cfg.databasePoolMax)));
   const parlays = new ParlayService({
     db, reader, asker, store, topic: parlayTopic, programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log, metrics: metrics.ingest,
   });
