@@ -2,6 +2,7 @@
 // stored in PostgreSQL. The service runs as its own process (`src/main.ts`); an even-paced open-loop
 // generator drives it.
 // Usage: npx tsx bench/parlay-read.ts [parlays=1000000] [rate=2000] [seconds=20] [wallets=100000]
+//   USERS=2000 distinct users polling; PARLAY_READ_CACHE_WALLETS=0 turns the node's read cache off.
 // KEEP_DB=1 keeps the loaded database and prints its URL; BENCH_DB_URL=<that URL> measures it again without loading.
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -46,7 +47,10 @@ await client.query('vacuum (analyze) parlay_legs');
 const loadSecs = (performance.now() - t0) / 1000;
 await client.end();
 
-const tokens = Array.from({ length: 2000 }, (_, i) => jwt.sign({ sub: `u${i}`, wallet: 'wallet' + String((i * 7919) % wallets).padStart(38, 'x') }, secret, { algorithm: 'HS256', expiresIn: 3600 }));
+// USERS distinct users poll (default 2,000): each node keeps their answers in memory (src/parlay/read-cache.ts);
+// USERS=100000 makes nearly every request a first read, answered by PostgreSQL.
+const users = Number(process.env.USERS ?? 2000);
+const tokens = Array.from({ length: users }, (_, i) => jwt.sign({ sub: `u${i}`, wallet: 'wallet' + String((i * 7919) % wallets).padStart(38, 'x') }, secret, { algorithm: 'HS256', expiresIn: 3600 }));
 // Open-loop load at an even pace from a light raw-socket generator (bench/open-loop.ts), latency
 // measured from each request's scheduled time. The generator's own CPU and event-loop delay are
 // reported beside the figures: on a small machine it shares the cores with the service and PostgreSQL.
@@ -68,7 +72,7 @@ const sample = await fetch(`${base}/api/parlays/user/`, { headers: { authorizati
 console.log(`\nGET /api/parlays/user/ with ${parlays.toLocaleString()} parlays (${(parlays * 2).toLocaleString()} legs) over ${wallets.toLocaleString()} wallets; load ${loadSecs.toFixed(1)} s`);
 console.table([{
   'target rps': rate, 'achieved rps': Math.round(achieved), requests: latencies.length, errors, non2xx,
-  'p50 ms': q(0.5), 'p90 ms': q(0.9), 'p99 ms': q(0.99), 'generator CPU %': ((100 * (cpu.user + cpu.system)) / 1e6 / r.seconds).toFixed(0), 'generator loop delay p99/max ms': `${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)}`, 'max ms': latencies.length ? latencies[latencies.length - 1].toFixed(1) : '0', 'parlays/response': sample.data.length,
+  'p50 ms': q(0.5), 'p90 ms': q(0.9), 'p99 ms': q(0.99), 'generator CPU %': ((100 * (cpu.user + cpu.system)) / 1e6 / r.seconds).toFixed(0), 'generator loop delay p99/max ms': `${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)}`, 'max ms': latencies.length ? latencies[latencies.length - 1].toFixed(1) : '0', 'parlays/response': sample.data.length, users,
 }]);
 svc.kill('SIGTERM');
 await new Promise((r) => svc.on('exit', r));

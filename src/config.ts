@@ -30,6 +30,7 @@ const schema = z.object({
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(300_000).default(3000),
   TOPIC_REPLICATION: z.coerce.number().int().min(1).max(7).default(1),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
+  PARLAY_READ_CACHE_WALLETS: z.coerce.number().int().min(0).max(10_000_000).default(100_000),
   NODE_ID: z.string().optional(),
   PLATFORM_JWT_SECRET: z.string().optional(),
   PARLAY_WEBHOOK_AUTH_SECRET: z.string().optional(),
@@ -74,6 +75,8 @@ export interface Config {
   /** How soon the group notices a dead node (the broker must allow it: group.min.session.timeout.ms). */
   kafkaSessionTimeoutMs: number;
   databasePoolMax: number;
+  /** Wallets whose parlay reads a node keeps in memory (PostgreSQL only); 0: none. */
+  readCacheWallets: number;
   nodeId: string;
   platformJwtSecret: string;
   webhookSecret?: string;
@@ -148,6 +151,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     topicReplication: e.TOPIC_REPLICATION,
     kafkaSessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     databasePoolMax: e.DATABASE_POOL_MAX,
+    readCacheWallets: e.PARLAY_READ_CACHE_WALLETS,
     nodeId: e.NODE_ID ?? `${hostname()}-${process.pid}`,
     platformJwtSecret: e.PLATFORM_JWT_SECRET ?? dev('platform'),
     webhookSecret: e.PARLAY_WEBHOOK_AUTH_SECRET || undefined,

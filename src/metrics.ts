@@ -75,6 +75,7 @@ export function createMetrics(nodeId: string, defaults = true) {
       }
     },
   });
+  const readCache = new Counter({ name: 'parlay_read_cache_total', help: 'Parlay reads answered from memory (hit) or the database (miss)', labelNames: ['outcome'], registers: [registry] });
   const heartbeatExpiries = new Counter({ name: 'clob_heartbeat_expiries_total', help: 'Wallets whose heartbeats stopped (cancel-on-disconnect runs)', registers: [registry] });
   const heartbeatCancels = new Counter({ name: 'clob_heartbeat_cancelled_orders_total', help: 'Orders cancelled because their wallet stopped its heartbeats', registers: [registry] });
   return {
@@ -86,6 +87,7 @@ export function createMetrics(nodeId: string, defaults = true) {
     attach: (s: MetricsSource) => { source = s; },
     heartbeatExpiry: (cancelled: number) => { heartbeatExpiries.inc(); heartbeatCancels.inc(cancelled); },
     settlement: countSettlement,
+    readCache: { hit: () => readCache.inc({ outcome: 'hit' }), miss: () => readCache.inc({ outcome: 'miss' }) },
     runtime: {
       batch: (topic: string, n: number, ms: number) => { batches.observe({ topic }, ms / 1000); records.inc({ topic }, n); },
       resync: (topic: string) => resyncs.inc({ topic }),

@@ -7,6 +7,8 @@ import { Keypair } from '@solana/web3.js';
 import type { Config } from './config.ts';
 import { openOrm, migrate, type Orm } from './store/orm.ts';
 import { openReader } from './store/reader.ts';
+import { NotifyListener } from './store/notify-listener.ts';
+import { ParlayReadCache } from './parlay/read-cache.ts';
 import { SqlRuntimeStore } from './store/runtime-store.ts';
 import { MemoryBus } from './runtime/memory-bus.ts';
 import { KafkaBus } from './runtime/kafka-bus.ts';
@@ -105,8 +107,19 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const chain = opts.chain !== undefined ? opts.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authority) : null;
   const db = () => orm.em.fork() as unknown as { execute(sql: string, params?: unknown[]): Promise<any[]> };
   const reader = openReader(orm, cfg.databaseUrl, Math.max(2, Math.min(8, cfg.databasePoolMax)));
+  // The parlay reads users poll, answered from memory while PostgreSQL's change notifications arrive.
+  let readListener: NotifyListener | null = null;
+  let reads: { cache: ParlayReadCache<Buffer>; settled(): Promise<void> } | undefined;
+  if (cfg.databaseUrl && cfg.readCacheWallets > 0) {
+    let listener: NotifyListener | null = null;
+    const cache = new ParlayReadCache<Buffer>(() => listener?.listening ?? false, cfg.readCacheWallets, metrics.readCache);
+    listener = new NotifyListener({ url: cfg.databaseUrl, channel: 'parlay_reads', onPayload: (p) => cache.changed(p), onGap: () => cache.clear(), log });
+    await listener.start();
+    readListener = listener;
+    reads = { cache, settled: () => listener.sync() };
+  }
   const parlays = new ParlayService({
-    db, reader, asker, store, topic: parlayTopic, programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log, metrics: metrics.ingest,
+    db, reader, reads, asker, store, topic: parlayTopic, programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log, metrics: metrics.ingest,
   });
 
   const catalog = new Catalog(db);
@@ -201,6 +214,7 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
       await asker.stop();
       await runtime.stop();
       if (!opts.bus) await bus.close();
+      await readListener?.close();
       await reader.close();
       await orm.close();
     },

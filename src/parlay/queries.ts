@@ -47,12 +47,13 @@ export async function userParlaysJson(reader: Reader, wallets: string[], status?
   return rows[0].j;
 }
 
-const USER_PARLAY = `select ${PARLAY_JSON} as j from parlays p where p.parlay_id = $1 and lower(p.user_wallet) = any($2::text[])`;
+const USER_PARLAY = `select ${PARLAY_JSON}::text as j from parlays p where p.parlay_id = $1 and lower(p.user_wallet) = any($2::text[])`;
 
-export async function userParlay(reader: Reader, wallets: string[], parlayId: string): Promise<unknown | null> {
+/** One parlay of the user's wallets as JSON text, or null. */
+export async function userParlayJson(reader: Reader, wallets: string[], parlayId: string): Promise<string | null> {
   if (!wallets.length) return null;
   const rows = await reader.query('parlay-of-wallets', USER_PARLAY, [parlayId, wallets.map((w) => w.toLowerCase())]);
-  return rows.length ? parseJson(rows[0].j) : null;
+  return rows.length ? rows[0].j : null;
 }
 
 export async function adminParlays(db: Db, f: { status?: string; wallet?: string; page: number }, pageSize = 20) {

@@ -9,10 +9,12 @@ import type { VaultPatchFields } from '../../topics/parlay-events.ts';
 import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest.ts';
 import * as q from './queries.ts';
 import type { Reader } from '../store/reader.ts';
+import type { ParlayReadCache } from './read-cache.ts';
 import type { RawTransaction } from './webhook-schema.ts';
 import { ChainError, type ChainGateway } from '../chain/gateway.ts';
 
 const PARLAY_NOT_ACTIVE = 6009;
+const NONE = Buffer.alloc(0);
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
@@ -20,6 +22,8 @@ export interface ParlayServiceDeps {
   db: () => Db;
   /** Prepared statements for the routes users poll. */
   reader: Reader;
+  /** The in-memory answers of those routes, and how to wait for the change notifications of what was just committed. */
+  reads?: { cache: ParlayReadCache<Buffer>; settled(): Promise<void> };
   asker: Asker;
   store: RuntimeStore;
   topic: string;
@@ -49,6 +53,9 @@ export class ParlayService {
     } catch (e) {
       if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the owner of an event did not answer in time; retry');
       throw e;
+    } finally {
+      // What was applied is committed: answer once this node's cached reads no longer show the old state.
+      await this.d.reads?.settled();
     }
   }
 
@@ -71,13 +78,24 @@ export class ParlayService {
     return w ? [w] : [];
   }
 
-  /** JSON text of `{ data: [Parlay] }`. */
-  async userParlaysBody(u: PlatformUser, status?: string): Promise<string> {
-    return `{"data":${await q.userParlaysJson(this.d.reader, await this.walletsOf(u), status)}}`;
+  /** `{ data: [Parlay] }` as JSON bytes (kept as such in the read cache: no encoding per request). */
+  async userParlaysBody(u: PlatformUser, status?: string): Promise<Buffer> {
+    const wallets = await this.walletsOf(u);
+    const list = async () => Buffer.from(`{"data":${await q.userParlaysJson(this.d.reader, wallets, status)}}`);
+    const cache = this.d.reads?.cache;
+    return cache && wallets.length === 1 ? cache.read(wallets[0], status ?? '', list) : list();
   }
 
-  async userParlay(u: PlatformUser, parlayId: string) {
-    return q.userParlay(this.d.reader, await this.walletsOf(u), parlayId);
+  /** `{ data: Parlay }` as JSON bytes, or null when the user has no such parlay. */
+  async userParlayBody(u: PlatformUser, parlayId: string): Promise<Buffer | null> {
+    const wallets = await this.walletsOf(u);
+    const one = async () => {
+      const text = await q.userParlayJson(this.d.reader, wallets, parlayId);
+      return text ? Buffer.from(`{"data":${text}}`) : NONE;
+    };
+    const cache = this.d.reads?.cache;
+    const body = cache && wallets.length === 1 ? await cache.read(wallets[0], `#${parlayId}`, one) : await one();
+    return body.length ? body : null;
   }
 
   adminParlays(f: { status?: string; wallet?: string; page: number }) {

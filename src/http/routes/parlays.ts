@@ -89,9 +89,10 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
 
   r.get('/:parlayId/', auth, async (ctx) => {
     const id = parlayIdParam(ctx.params.parlayId);
-    const p = await svc.userParlay(ctx.state.user as PlatformUser, id);
-    if (!p) throw notFound('parlay not found');
-    ctx.body = { data: p };
+    const body = await svc.userParlayBody(ctx.state.user as PlatformUser, id);
+    if (!body) throw notFound('parlay not found');
+    ctx.type = 'application/json';
+    ctx.body = body;
   });
 
   return r;

@@ -7,6 +7,7 @@ import { Migration20261122143817 } from './Migration20261122143817.ts';
 import { Migration20261123100000 } from './Migration20261123100000.ts';
 import { Migration20261123200000 } from './Migration20261123200000.ts';
 import { Migration20261123300000 } from './Migration20261123300000.ts';
+import { Migration20261123400000 } from './Migration20261123400000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -17,4 +18,5 @@ export const migrationsList = [
   { name: 'Migration20261123100000', class: Migration20261123100000 },
   { name: 'Migration20261123200000', class: Migration20261123200000 },
   { name: 'Migration20261123300000', class: Migration20261123300000 },
+  { name: 'Migration20261123400000', class: Migration20261123400000 },
 ];
