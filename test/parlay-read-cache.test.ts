@@ -146,3 +146,13 @@ test('a miss that raced with a change to its wallet is answered but not kept', a
   t.is(small.size, 2);
   t.is(await small.read('a', '', async () => 'reloaded'), 'reloaded');
 });
+
+test.serial('a remembered bearer token still expires', async (t) => {
+  const short = token({ sub: 'u-short', wallet: wallet.toBase58() }, undefined, 2);
+  t.is((await call(node.url, 'GET', '/api/parlays/user/', { token: short })).status, 200);
+  t.is((await call(node.url, 'GET', '/api/parlays/user/', { token: short })).status, 200); // verified once, remembered
+  await new Promise((r) => setTimeout(r, 2100));
+  const late = await call(node.url, 'GET', '/api/parlays/user/', { token: short });
+  t.is(late.status, 401);
+  t.is(late.body.error, 'unauthorized');
+});
