@@ -21,6 +21,8 @@ export interface WorkerDeps {
     snapshots?(topic: string, partition: number, n: number): void;
     deadLetters?(topic: string, n: number): void;
   };
+  /** After a batch committed; `effects` counts the statements its projections wrote (outbox, ledger: relays to wake). */
+  onCommitted?(topic: string, partition: number, effects: number): void;
   /** Fault injection for failover tests: called around the commit of every batch. */
   faults?: { beforeCommit?(): void; afterCommit?(): void };
 }
@@ -136,12 +138,16 @@ export class PartitionWorker {
     const next = records[records.length - 1].offset + 1n;
     const snapshots: SnapshotRow[] = [...dirty.values()].map(({ kind, key }) => ({ kind: kind.name, key, state: kind.toSnapshot(this.actors!.stateOf(key)) }));
     let committed = false;
+    let effects = 0;
     d.faults?.beforeCommit?.();
     try {
       committed = await d.store.commit({
         groupId: d.groupId, topic: this.topic, partition: this.partition, expectedNext: expected, next, owner: d.owner,
         snapshots, inbox, deadLetters,
-        effects: async (tx) => { for (const [kind, list] of applied) await kind.project(tx, list); },
+        effects: async (tx) => {
+          const counted = { execute: (sql: string, params?: unknown[]) => { effects++; return tx.execute(sql, params); } };
+          for (const [kind, list] of applied) await kind.project(counted, list);
+        },
       });
     } catch (err) {
       d.log.error({ err, topic: this.topic, partition: this.partition }, 'commit failed; resuming from the store');
@@ -152,6 +158,7 @@ export class PartitionWorker {
     }
     this.expectedNext = next;
     d.faults?.afterCommit?.();
+    if (effects) d.onCommitted?.(this.topic, this.partition, effects);
     await this.sendReplies(items);
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
     if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);

@@ -23,13 +23,18 @@ export class SqlRuntimeStore implements RuntimeStore {
     return this.orm.em.fork() as any;
   }
 
+  /** A statement outside any transaction, straight to the driver (no entity manager per call). */
+  private run(sql: string, params: unknown[] = []): Promise<any> {
+    return (this.orm.em.getDriver() as any).execute(sql, params);
+  }
+
   async loadOffset(groupId: string, topic: string, partition: number): Promise<bigint | null> {
-    const rows = await this.em().execute('select next_offset::text as n from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
+    const rows = await this.run('select next_offset::text as n from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
     return rows.length ? BigInt(rows[0].n) : null;
   }
 
   async resetOffset(groupId: string, topic: string, partition: number, next: bigint, owner: string): Promise<void> {
-    await this.em().execute(
+    await this.run(
       `insert into consumer_offsets (group_id, topic, partition, next_offset, owner, updated_at) values (?, ?, ?, ?, ?, now())
        on conflict (group_id, topic, partition) do update set next_offset = excluded.next_offset, owner = excluded.owner, updated_at = now()`,
       [groupId, topic, partition, next.toString(), owner],
@@ -39,7 +44,7 @@ export class SqlRuntimeStore implements RuntimeStore {
   async loadSnapshots(kind: string, keys: string[]): Promise<Map<string, unknown>> {
     const out = new Map<string, unknown>();
     if (!keys.length) return out;
-    const rows = await this.em().execute('select key, state from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
+    const rows = await this.run('select key, state from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
     for (const r of rows) out.set(r.key, typeof r.state === 'string' ? JSON.parse(r.state) : r.state);
     return out;
   }
@@ -47,13 +52,13 @@ export class SqlRuntimeStore implements RuntimeStore {
   async findInbox(keys: string[]): Promise<Map<string, unknown>> {
     const out = new Map<string, unknown>();
     if (!keys.length) return out;
-    const rows = await this.em().execute('select key, reply from command_inbox where key in (?)', [keys]);
+    const rows = await this.run('select key, reply from command_inbox where key in (?)', [keys]);
     for (const r of rows) out.set(r.key, typeof r.reply === 'string' ? JSON.parse(r.reply) : r.reply);
     return out;
   }
 
   async deadLetter(row: DeadLetterRow): Promise<void> {
-    await this.em().execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [row.source, row.reason, row.payload]);
+    await this.run('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [row.source, row.reason, row.payload]);
   }
 
   /**
@@ -93,7 +98,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     try {
       if (this.multiStatement) {
-        await this.em().execute(statements.join(';\n'));
+        await this.run(statements.join(';\n'));
       } else {
         await this.em().transactional(async (em: Em) => { for (const sql of statements) await em.execute(sql); });
       }
