@@ -25,7 +25,7 @@ export function ledgerMessage(r: LedgerRow): Record<string, unknown> {
 export class LedgerRelay {
   private loop: WakeLoop;
 
-  constructor(private orm: Orm, private bus: Bus, private topicOf: (t: string) => string, private log: { error(o: object, m?: string): void }, idleMs = 500, private limit = 5000, gapMs = 10) {
+  constructor(private orm: Orm, private bus: Bus, private topicOf: (t: string) => string, private log: { error(o: object, m?: string): void }, idleMs = 500, private limit = 5000, gapMs = 50) {
     this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit, { idleMs, gapMs, onError: (err) => this.log.error({ err }, 'ledger relay failed; retrying') });
   }
 

@@ -2,7 +2,7 @@
 // key's actor, then commit effects + snapshots + answers + the next offset in one transaction,
 // and only then send the replies. Any doubt (fenced, failed commit, gap) drops the partition's
 // actors and resumes from what the store holds: snapshot + replay.
-import { PartitionActors } from './actor-cell.ts';
+import { PartitionActors, type StepResult } from './actor-cell.ts';
 import { toJson } from './json.ts';
 import type { DeadLetterRow, InboxRow, RuntimeStore, SnapshotRow } from './store-port.ts';
 import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, InRecord, OutRecord } from './types.ts';
@@ -107,7 +107,7 @@ export class PartitionWorker {
     await this.answerFromInbox(items);
     markDuplicates(items);
     await this.ensureActors(items);
-    const results = await Promise.all(items.map((it) => (it.kind && it.reply === undefined && !it.dupOf ? this.actors!.send(it.record.key, it.envelope!, it.command) : null)));
+    const results = await this.step(items);
 
     // A decider that throws may have left its (mutable) state half-changed: nothing of this batch
     // from that command on is trusted. Commit what came before it, dead-letter it alone, go on after.
@@ -186,6 +186,22 @@ export class PartitionWorker {
     const corr = at.headers?.[CORRELATION];
     if (ok && to && corr) await d.bus.send(to, [{ key: corr, value: toJson({ corr, reply: null, error: `decider failed: ${err.message}` } satisfies ReplyMessage) }]).catch(() => undefined);
     return { seek: ok ? at.offset + 1n : at.offset };
+  }
+
+  /** Runs the batch's commands through their actors: one mailbox turn per key, keys in parallel, each key's commands in order. */
+  private async step(items: Item[]): Promise<(StepResult | null)[]> {
+    const byKey = new Map<string, number[]>();
+    items.forEach((it, i) => {
+      if (!it.kind || it.reply !== undefined || it.dupOf) return;
+      const list = byKey.get(it.record.key);
+      if (list) list.push(i); else byKey.set(it.record.key, [i]);
+    });
+    const results: (StepResult | null)[] = items.map(() => null);
+    await Promise.all([...byKey].map(async ([key, idx]) => {
+      const out = await this.actors!.sendMany(key, idx.map((i) => ({ envelope: items[i].envelope!, command: items[i].command })));
+      idx.forEach((i, j) => { results[i] = out[j]; });
+    }));
+    return results;
   }
 
   private parse(record: InRecord): Item {

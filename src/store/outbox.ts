@@ -26,7 +26,7 @@ export class OutboxRelay {
    * Drains when poked after a commit that wrote to the outbox (at most every `gapMs`), and every
    * `idleMs` for rows another node committed and could not send.
    */
-  constructor(private orm: Orm, private bus: Bus, private log: { error(o: object, m?: string): void }, idleMs = 500, private batch = 500, gapMs = 10) {
+  constructor(private orm: Orm, private bus: Bus, private log: { error(o: object, m?: string): void }, idleMs = 500, private batch = 500, gapMs = 50) {
     this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.batch, { idleMs, gapMs, onError: (err) => this.log.error({ err }, 'outbox relay failed; retrying') });
   }
 
