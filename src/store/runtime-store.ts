@@ -4,6 +4,7 @@ import type { CommitArgs, DeadLetterRow, RuntimeStore } from '../runtime/store-p
 import type { StoreTx } from '../runtime/types.ts';
 import type { Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
+import { formatQuery } from './sql-format.ts';
 
 type Em = { execute(sql: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<any> };
 
@@ -69,7 +70,7 @@ export class SqlRuntimeStore implements RuntimeStore {
   async commit(a: CommitArgs): Promise<boolean> {
     const platform = this.orm.em.getPlatform();
     const statements: string[] = [];
-    const push = (sql: string, params: unknown[] = []) => { statements.push(platform.formatQuery(sql, params as any[])); };
+    const push = (sql: string, params: unknown[] = []) => { statements.push(formatQuery(platform as any, sql, params)); };
     push(
       `with moved as (update consumer_offsets set next_offset = ?, owner = ?, updated_at = now()
          where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
