@@ -89,11 +89,13 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const parlayTopic = cfg.topicPrefix + TOPICS.parlayEvents;
   const bookTopic = cfg.topicPrefix + TOPICS.clobCommands;
   const walletTopic = cfg.topicPrefix + TOPICS.walletCommands;
+  let wakeRelays = () => {}; // set once the relays run (below)
   const runtime = new Runtime({
     bus, store, nodeId: cfg.nodeId, groupId: cfg.topicPrefix + cfg.groupId,
     kinds: [...parlayKinds(parlayTopic), ...clobKinds({ bookTopic, walletTopic })],
     partitions: { [parlayTopic]: cfg.partitions, [bookTopic]: cfg.partitions, [walletTopic]: cfg.partitions },
     log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log),
+    onCommitted: () => wakeRelays(), // projections wrote: the outbox and the ledger have rows to send
   });
   await runtime.start();
   const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs);
@@ -105,7 +107,10 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const webhookSecret = cfg.webhookSecret ?? (cfg.localChain && cfg.env === 'development' ? `dev-${Math.random().toString(36).slice(2)}` : undefined);
   const authority = opts.authority ?? (cfg.authorityKeypair ? readKeypair(cfg.authorityKeypair) : null);
   const chain = opts.chain !== undefined ? opts.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authority) : null;
-  const db = () => orm.em.fork() as unknown as { execute(sql: string, params?: unknown[]): Promise<any[]> };
+  // Single statements outside transactions go straight to the driver (a forked entity manager per call costs more than the call).
+  const driver = orm.em.getDriver() as unknown as { execute(sql: string, params?: unknown[]): Promise<any[]> };
+  const dbHandle = { execute: (sql: string, params?: unknown[]) => driver.execute(sql, params ?? []) };
+  const db = () => dbHandle;
   const reader = openReader(orm, cfg.databaseUrl, Math.max(2, Math.min(8, cfg.databasePoolMax)));
   // The parlay reads users poll, answered from memory while PostgreSQL's change notifications arrive.
   let readListener: NotifyListener | null = null;
@@ -146,6 +151,7 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   await bus.ensureTopics([{ topic: ledgerTopic('orders'), partitions: cfg.partitions }, { topic: ledgerTopic('trades'), partitions: cfg.partitions }]);
   const ledgerRelay = new LedgerRelay(orm, bus, ledgerTopic, log);
   if (cfg.databaseUrl) ledgerRelay.start(); // PGlite (embedded, one node) has no advisory locks to share: the stream is served from the table
+  wakeRelays = () => { relay.poke(); if (cfg.databaseUrl) ledgerRelay.poke(); };
   const clobConfig = {
     get collateral_mint() { return mintSeen; }, delegate: null as string | null, taker_fee_curve: 'min(p,1-p)',
     token_ttl_seconds: cfg.clobTokenTtl, mint_merge_matching: cfg.mintMergeMatching,

@@ -2,6 +2,7 @@
 import { ComputeBudgetProgram, Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { getAssociatedTokenAddressSync, unpackAccount } from '@solana/spl-token';
 import type { RawTransaction } from '../parlay/webhook-schema.ts';
+import { nodeFetch } from './http-fetch.ts';
 
 export interface TokenHolding {
   /** the wallet's associated token account */
@@ -36,7 +37,7 @@ export class Web3Gateway implements ChainGateway {
   readonly connection: Connection;
 
   constructor(rpcUrl: string, private authority: Keypair | null) {
-    this.connection = new Connection(rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    this.connection = new Connection(rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true, fetch: nodeFetch as any });
   }
 
   async ping(): Promise<void> {

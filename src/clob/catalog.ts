@@ -125,6 +125,20 @@ export class Catalog {
     const rows = await this.db().execute(`select ${CONFIG_COLUMNS} from markets where yes_token_id = ? or no_token_id = ? limit 1`, [tokenId, tokenId]);
     return rows.length ? toConfig(rows[0]) : null;
   }
+
+  /**
+   * The order path's one round trip: whether the ledger already holds `orderId` (a signed order is
+   * placed once, ever) and the market that trades `tokenId`.
+   */
+  async forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean; market: MarketConfig | null }> {
+    const rows = await this.db().execute(
+      `select exists(select 1 from open_orders where id = ?) as seen, m.*
+       from (select 1) as one left join lateral (select ${CONFIG_COLUMNS} from markets where yes_token_id = ? or no_token_id = ? limit 1) as m on true`,
+      [orderId, tokenId, tokenId],
+    );
+    const r = rows[0];
+    return { seen: !!r?.seen, market: r?.condition_id ? toConfig(r) : null };
+  }
 }
 
 const CONFIG_COLUMNS = `condition_id, yes_token_id, no_token_id, tick_size::text, min_size::text, taker_fee_bps,

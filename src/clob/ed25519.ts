@@ -4,9 +4,19 @@ import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as crypto
 
 const b64url = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 
+/** Public keys already imported (a wallet signs in and orders many times; importing is half the cost of a check). */
+const keys = new Map<string, KeyObject>();
+
 /** A public key from its 32 raw bytes. */
 function publicKey(raw: Uint8Array): KeyObject {
-  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64url(raw) }, format: 'jwk' });
+  const x = b64url(raw);
+  let key = keys.get(x);
+  if (!key) {
+    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+    if (keys.size >= 50_000) keys.clear();
+    keys.set(x, key);
+  }
+  return key;
 }
 
 /** true when `signature` (64 bytes) is `publicKey`'s (32 bytes) signature of `message`; never throws. */

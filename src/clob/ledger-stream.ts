@@ -4,6 +4,7 @@
 import type { Bus } from '../runtime/types.ts';
 import type { Orm } from '../store/orm.ts';
 import { toJson } from '../runtime/json.ts';
+import { WakeLoop } from '../store/wake-loop.ts';
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
@@ -17,51 +18,47 @@ export function ledgerMessage(r: LedgerRow): Record<string, unknown> {
 
 /**
  * Publishes unpublished rows in (market, topic, seq) order. A market's rows are taken under an
- * advisory lock of that market, so two relays never interleave one market's messages.
+ * advisory lock of that market, so two relays never interleave one market's messages. One drain
+ * is one transaction: the markets with unpublished rows that this relay could lock and their rows
+ * in one statement, the sends, then one update.
  */
 export class LedgerRelay {
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
+  private loop: WakeLoop;
 
-  constructor(private orm: Orm, private bus: Bus, private topicOf: (t: string) => string, private log: { error(o: object, m?: string): void }, private everyMs = 100) {}
+  constructor(private orm: Orm, private bus: Bus, private topicOf: (t: string) => string, private log: { error(o: object, m?: string): void }, idleMs = 500, private limit = 5000, gapMs = 50) {
+    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit, { idleMs, gapMs, onError: (err) => this.log.error({ err }, 'ledger relay failed; retrying') });
+  }
 
   start(): void {
-    const loop = async () => {
-      if (this.stopped) return;
-      let n = 0;
-      try { n = await this.drainOnce(); } catch (err) { this.log.error({ err }, 'ledger relay failed; retrying'); }
-      if (!this.stopped) this.timer = setTimeout(loop, n ? 0 : this.everyMs);
-    };
-    void loop();
+    this.loop.start();
+  }
+
+  /** Wakes the relay now (after a commit that wrote ledger rows). */
+  poke(): void {
+    this.loop.poke();
   }
 
   async drainOnce(): Promise<number> {
-    const markets: { market: string }[] = await (this.orm.em.fork() as any).execute('select distinct market from ledger_messages where not published limit 100');
-    let sent = 0;
-    for (const { market } of markets) {
-      sent += await (this.orm.em.fork() as any).transactional(async (em: any) => {
-        const [{ locked }] = await em.execute("select pg_try_advisory_xact_lock(hashtext('ledger:' || ?)) as locked", [market]);
-        if (!locked) return 0;
-        const rows: LedgerRow[] = await em.execute(
-          `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages
-           where market = ? and not published order by ledger_messages.topic, ledger_messages.seq limit 1000`, [market]); // the bigint, not the text alias
-        for (const topic of ['orders', 'trades']) {
-          const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
-          if (recs.length) await this.bus.send(this.topicOf(topic), recs);
-        }
-        if (rows.length) {
-          await em.execute('update ledger_messages set published = true where market = ? and not published and (topic, seq) in (select t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(topic text, seq bigint))',
-            [market, toJson(rows.map((r) => ({ topic: r.topic, seq: Number(r.seq) })))]);
-        }
-        return rows.length;
-      });
-    }
-    return sent;
+    return (this.orm.em.fork() as any).transactional(async (em: any) => {
+      const rows: LedgerRow[] = await em.execute(
+        `with pending as materialized (select distinct market from ledger_messages where not published limit 100),
+           locked as materialized (select market from pending where pg_try_advisory_xact_lock(hashtext('ledger:' || market)))
+         select l.market, l.topic, l.seq::text as seq, l.type, l.owner_lc, l.payload, l.at from ledger_messages l
+         where l.market in (select market from locked) and not l.published
+         order by l.market, l.topic, l.seq limit ?`, [this.limit]); // the bigint seq, not the text alias
+      if (!rows.length) return 0;
+      for (const topic of ['orders', 'trades']) {
+        const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
+        if (recs.length) await this.bus.send(this.topicOf(topic), recs);
+      }
+      await em.execute('update ledger_messages set published = true where not published and (market, topic, seq) in (select t.market, t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint))',
+        [toJson(rows.map((r) => ({ market: r.market, topic: r.topic, seq: Number(r.seq) })))]);
+      return rows.length;
+    });
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.stop();
   }
 }
 

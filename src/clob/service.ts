@@ -55,9 +55,8 @@ export class ClobService {
     if (!verifyOrderSignature(order, hash)) throw reject('INVALID_SIGNATURE', 'the signature does not match the order hash and signer');
     const id = orderId(hash);
     // A signed order is placed once, ever: the ledger remembers every order (the book only recent ones).
-    const seen = await this.d.db().execute('select 1 from open_orders where id = ?', [id]);
-    if (seen.length) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
-    const market = await this.d.catalog.byToken(order.tokenId);
+    const { seen, market } = await this.d.catalog.forOrder(order.tokenId, id);
+    if (seen) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
     if (!market) throw reject('MARKET_NOT_FOUND', `no market trades token ${order.tokenId}`);
     if (market.status !== 'open') throw reject('MARKET_CLOSED', `market ${market.condition_id} is ${market.status}`);
     const { price, size, exact } = priceAndSize(order);
@@ -101,11 +100,6 @@ export class ClobService {
       // A duplicate is the same order already on its way: its hold is that order's, not ours to free.
       if (reply.error !== 'DUPLICATE_ORDER') await this.ask(this.d.walletTopic, wallet, { type: 'Release', orderId: id, reason: 'rejected' }, `reject:${id}`);
       throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
-    }
-    if (reply.status === 'live' || reply.status === 'delayed') {
-      // Also sent from the ledger through the outbox; this one is just sooner, and nothing waits
-      // for its answer (the confirm is idempotent by its key, whichever arrives first).
-      await this.d.asker.tell([{ topic: this.d.walletTopic, key: wallet, cmd: { type: 'Confirm', orderId: id }, id: `confirm:${id}` }]).catch(() => undefined);
     }
     return {
       success: true, errorMsg: '', orderID: id, status: reply.status, makingAmount: String(reply.makingAmount ?? '0'),

@@ -9,10 +9,10 @@ export interface StepResult {
   error?: Error;
 }
 
+/** One mailbox turn: a batch's commands of one key, stepped in order. */
 interface StepMsg {
-  envelope: Envelope;
-  command: unknown;
-  done(r: StepResult): void;
+  steps: { envelope: Envelope; command: unknown }[];
+  done(r: StepResult[]): void;
 }
 
 export function step(kind: ActorKind, state: unknown, command: unknown): StepResult {
@@ -61,10 +61,17 @@ export class PartitionActors {
     const ref = spawn(
       this.parent,
       (state: unknown, msg: StepMsg) => {
-        const r = step(kind, state, msg.command);
-        current = r.state;
-        msg.done(r);
-        return r.state;
+        const out: StepResult[] = [];
+        for (const s of msg.steps) {
+          const r = step(kind, state, s.command);
+          state = r.state;
+          out.push(r);
+          // A throwing decider may have half-changed the state: the rest of this turn is not run.
+          if (r.error) { for (let i = out.length; i < msg.steps.length; i++) out.push({ state, error: new Error('not run: an earlier command of this key failed') }); break; }
+        }
+        current = state;
+        msg.done(out);
+        return state;
       },
       `a${this.actors.size}`,
       { initialState },
@@ -73,9 +80,14 @@ export class PartitionActors {
   }
 
   send(key: string, envelope: Envelope, command: unknown): Promise<StepResult> {
+    return this.sendMany(key, [{ envelope, command }]).then((r) => r[0]);
+  }
+
+  /** Several commands of one key in one mailbox turn (in order): one hop of the event loop, not one per command. */
+  sendMany(key: string, steps: { envelope: Envelope; command: unknown }[]): Promise<StepResult[]> {
     const actor = this.actors.get(key);
     if (!actor) throw new Error(`no actor for ${key}`);
-    return new Promise((done) => dispatch(actor.ref, { envelope, command, done } satisfies StepMsg));
+    return new Promise((done) => dispatch(actor.ref, { steps, done } satisfies StepMsg));
   }
 
   drop(): void {

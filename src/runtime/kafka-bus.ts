@@ -181,7 +181,8 @@ export class KafkaBus implements Bus {
       sessionTimeout: this.opts.sessionTimeoutMs ?? 3000,
       heartbeatInterval: this.opts.heartbeatIntervalMs ?? 300,
       rebalanceTimeout: 10_000,
-      maxWaitTimeInMs: 20,
+      // A fetch returns as soon as any record arrives; the wait only bounds idle polling (and how late a seek or rebalance is seen).
+      maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
       retry: { initialRetryTime: 100, retries: 30 },
     });

@@ -2,7 +2,7 @@
 // key's actor, then commit effects + snapshots + answers + the next offset in one transaction,
 // and only then send the replies. Any doubt (fenced, failed commit, gap) drops the partition's
 // actors and resumes from what the store holds: snapshot + replay.
-import { PartitionActors } from './actor-cell.ts';
+import { PartitionActors, type StepResult } from './actor-cell.ts';
 import { toJson } from './json.ts';
 import type { DeadLetterRow, InboxRow, RuntimeStore, SnapshotRow } from './store-port.ts';
 import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, InRecord, OutRecord } from './types.ts';
@@ -21,6 +21,8 @@ export interface WorkerDeps {
     snapshots?(topic: string, partition: number, n: number): void;
     deadLetters?(topic: string, n: number): void;
   };
+  /** After a batch committed; `effects` counts the statements its projections wrote (outbox, ledger: relays to wake). */
+  onCommitted?(topic: string, partition: number, effects: number): void;
   /** Fault injection for failover tests: called around the commit of every batch. */
   faults?: { beforeCommit?(): void; afterCommit?(): void };
 }
@@ -105,7 +107,7 @@ export class PartitionWorker {
     await this.answerFromInbox(items);
     markDuplicates(items);
     await this.ensureActors(items);
-    const results = await Promise.all(items.map((it) => (it.kind && it.reply === undefined && !it.dupOf ? this.actors!.send(it.record.key, it.envelope!, it.command) : null)));
+    const results = await this.step(items);
 
     // A decider that throws may have left its (mutable) state half-changed: nothing of this batch
     // from that command on is trusted. Commit what came before it, dead-letter it alone, go on after.
@@ -136,12 +138,16 @@ export class PartitionWorker {
     const next = records[records.length - 1].offset + 1n;
     const snapshots: SnapshotRow[] = [...dirty.values()].map(({ kind, key }) => ({ kind: kind.name, key, state: kind.toSnapshot(this.actors!.stateOf(key)) }));
     let committed = false;
+    let effects = 0;
     d.faults?.beforeCommit?.();
     try {
       committed = await d.store.commit({
         groupId: d.groupId, topic: this.topic, partition: this.partition, expectedNext: expected, next, owner: d.owner,
         snapshots, inbox, deadLetters,
-        effects: async (tx) => { for (const [kind, list] of applied) await kind.project(tx, list); },
+        effects: async (tx) => {
+          const counted = { execute: (sql: string, params?: unknown[]) => { effects++; return tx.execute(sql, params); } };
+          for (const [kind, list] of applied) await kind.project(counted, list);
+        },
       });
     } catch (err) {
       d.log.error({ err, topic: this.topic, partition: this.partition }, 'commit failed; resuming from the store');
@@ -152,6 +158,7 @@ export class PartitionWorker {
     }
     this.expectedNext = next;
     d.faults?.afterCommit?.();
+    if (effects) d.onCommitted?.(this.topic, this.partition, effects);
     await this.sendReplies(items);
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
     if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
@@ -179,6 +186,22 @@ export class PartitionWorker {
     const corr = at.headers?.[CORRELATION];
     if (ok && to && corr) await d.bus.send(to, [{ key: corr, value: toJson({ corr, reply: null, error: `decider failed: ${err.message}` } satisfies ReplyMessage) }]).catch(() => undefined);
     return { seek: ok ? at.offset + 1n : at.offset };
+  }
+
+  /** Runs the batch's commands through their actors: one mailbox turn per key, keys in parallel, each key's commands in order. */
+  private async step(items: Item[]): Promise<(StepResult | null)[]> {
+    const byKey = new Map<string, number[]>();
+    items.forEach((it, i) => {
+      if (!it.kind || it.reply !== undefined || it.dupOf) return;
+      const list = byKey.get(it.record.key);
+      if (list) list.push(i); else byKey.set(it.record.key, [i]);
+    });
+    const results: (StepResult | null)[] = items.map(() => null);
+    await Promise.all([...byKey].map(async ([key, idx]) => {
+      const out = await this.actors!.sendMany(key, idx.map((i) => ({ envelope: items[i].envelope!, command: items[i].command })));
+      idx.forEach((i, j) => { results[i] = out[j]; });
+    }));
+    return results;
   }
 
   private parse(record: InRecord): Item {

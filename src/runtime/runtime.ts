@@ -15,6 +15,7 @@ export interface RuntimeOptions {
   log: WorkerDeps['log'];
   metrics?: WorkerDeps['metrics'];
   faults?: WorkerDeps['faults'];
+  onCommitted?: WorkerDeps['onCommitted'];
 }
 
 export class Runtime {
@@ -49,6 +50,7 @@ export class Runtime {
       log: this.opts.log,
       metrics: this.opts.metrics,
       faults: this.opts.faults,
+      onCommitted: this.opts.onCommitted,
     };
     this.consumer = await bus.consume({
       groupId: this.opts.groupId,

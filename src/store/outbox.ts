@@ -5,6 +5,7 @@
 import type { Bus, OutRecord, StoreTx } from '../runtime/types.ts';
 import type { Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
+import { WakeLoop } from './wake-loop.ts';
 
 export interface OutboxMessage { topic: string; key: string; value: string }
 
@@ -18,29 +19,24 @@ export async function enqueue(tx: StoreTx, messages: OutboxMessage[]): Promise<v
 }
 
 export class OutboxRelay {
-  private timer: NodeJS.Timeout | null = null;
   private running = false;
-  private stopped = false;
-  private kick: (() => void) | null = null;
+  private loop: WakeLoop;
 
-  constructor(private orm: Orm, private bus: Bus, private log: { error(o: object, m?: string): void }, private intervalMs = 50, private batch = 500) {}
+  /**
+   * Drains when poked after a commit that wrote to the outbox (at most every `gapMs`), and every
+   * `idleMs` for rows another node committed and could not send.
+   */
+  constructor(private orm: Orm, private bus: Bus, private log: { error(o: object, m?: string): void }, idleMs = 500, private batch = 500, gapMs = 50) {
+    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.batch, { idleMs, gapMs, onError: (err) => this.log.error({ err }, 'outbox relay failed; retrying') });
+  }
 
   start(): void {
-    const loop = async () => {
-      if (this.stopped) return;
-      let sent = 0;
-      try { sent = await this.drainOnce(); } catch (err) { this.log.error({ err }, 'outbox relay failed; retrying'); }
-      if (this.stopped) return;
-      if (sent >= this.batch) setImmediate(loop);
-      else this.timer = setTimeout(loop, this.intervalMs);
-    };
-    this.kick = () => { if (this.timer) { clearTimeout(this.timer); this.timer = null; setImmediate(loop); } };
-    void loop();
+    this.loop.start();
   }
 
   /** Wakes the relay now (after a commit that wrote to the outbox). */
   poke(): void {
-    this.kick?.();
+    this.loop.poke();
   }
 
   /** Sends one batch in id order; rows are deleted in the transaction that locked them, after sending. */
@@ -70,7 +66,6 @@ export class OutboxRelay {
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.loop.stop();
   }
 }

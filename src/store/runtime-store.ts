@@ -4,6 +4,7 @@ import type { CommitArgs, DeadLetterRow, RuntimeStore } from '../runtime/store-p
 import type { StoreTx } from '../runtime/types.ts';
 import type { Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
+import { formatQuery } from './sql-format.ts';
 
 type Em = { execute(sql: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<any> };
 
@@ -23,13 +24,18 @@ export class SqlRuntimeStore implements RuntimeStore {
     return this.orm.em.fork() as any;
   }
 
+  /** A statement outside any transaction, straight to the driver (no entity manager per call). */
+  private run(sql: string, params: unknown[] = []): Promise<any> {
+    return (this.orm.em.getDriver() as any).execute(sql, params);
+  }
+
   async loadOffset(groupId: string, topic: string, partition: number): Promise<bigint | null> {
-    const rows = await this.em().execute('select next_offset::text as n from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
+    const rows = await this.run('select next_offset::text as n from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
     return rows.length ? BigInt(rows[0].n) : null;
   }
 
   async resetOffset(groupId: string, topic: string, partition: number, next: bigint, owner: string): Promise<void> {
-    await this.em().execute(
+    await this.run(
       `insert into consumer_offsets (group_id, topic, partition, next_offset, owner, updated_at) values (?, ?, ?, ?, ?, now())
        on conflict (group_id, topic, partition) do update set next_offset = excluded.next_offset, owner = excluded.owner, updated_at = now()`,
       [groupId, topic, partition, next.toString(), owner],
@@ -39,7 +45,7 @@ export class SqlRuntimeStore implements RuntimeStore {
   async loadSnapshots(kind: string, keys: string[]): Promise<Map<string, unknown>> {
     const out = new Map<string, unknown>();
     if (!keys.length) return out;
-    const rows = await this.em().execute('select key, state from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
+    const rows = await this.run('select key, state from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
     for (const r of rows) out.set(r.key, typeof r.state === 'string' ? JSON.parse(r.state) : r.state);
     return out;
   }
@@ -47,13 +53,13 @@ export class SqlRuntimeStore implements RuntimeStore {
   async findInbox(keys: string[]): Promise<Map<string, unknown>> {
     const out = new Map<string, unknown>();
     if (!keys.length) return out;
-    const rows = await this.em().execute('select key, reply from command_inbox where key in (?)', [keys]);
+    const rows = await this.run('select key, reply from command_inbox where key in (?)', [keys]);
     for (const r of rows) out.set(r.key, typeof r.reply === 'string' ? JSON.parse(r.reply) : r.reply);
     return out;
   }
 
   async deadLetter(row: DeadLetterRow): Promise<void> {
-    await this.em().execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [row.source, row.reason, row.payload]);
+    await this.run('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [row.source, row.reason, row.payload]);
   }
 
   /**
@@ -64,7 +70,7 @@ export class SqlRuntimeStore implements RuntimeStore {
   async commit(a: CommitArgs): Promise<boolean> {
     const platform = this.orm.em.getPlatform();
     const statements: string[] = [];
-    const push = (sql: string, params: unknown[] = []) => { statements.push(platform.formatQuery(sql, params as any[])); };
+    const push = (sql: string, params: unknown[] = []) => { statements.push(formatQuery(platform as any, sql, params)); };
     push(
       `with moved as (update consumer_offsets set next_offset = ?, owner = ?, updated_at = now()
          where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
@@ -93,7 +99,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     try {
       if (this.multiStatement) {
-        await this.em().execute(statements.join(';\n'));
+        await this.run(statements.join(';\n'));
       } else {
         await this.em().transactional(async (em: Em) => { for (const sql of statements) await em.execute(sql); });
       }

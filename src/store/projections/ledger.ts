@@ -53,8 +53,9 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
                 type: od.orderType, expiration: String(od.expiration), created_at: String(Math.floor(od.createdAt / 1000)), associate_trades: e.tradeIds ?? [],
               },
             });
+            // A resting or held order keeps its reservation: the hold taken before it reached the book is confirmed.
+            if (e.type === 'OrderDelayed' || e.status === 'LIVE') wallet.push({ topic: w, key: od.owner, value: toJson({ v: 1, id: `confirm:${od.hash}`, at: e.at, cmd: { type: 'Confirm', orderId: od.hash } }) });
             if (e.type === 'OrderPlaced') {
-              if (e.status === 'LIVE') wallet.push({ topic: w, key: od.owner, value: toJson({ v: 1, id: `confirm:${od.hash}`, at: e.at, cmd: { type: 'Confirm', orderId: od.hash } }) });
               const m = release(w, `fill:${od.hash}:${(e.tradeIds ?? []).join(',')}`, od.hash, e.release, 'filled', e.at);
               if (m) wallet.push(m);
             }
