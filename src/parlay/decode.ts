@@ -18,7 +18,19 @@ export interface DecodedTx {
 
 const str = (v: any): string => (v === undefined || v === null ? '0' : v.toString());
 const num = (v: any): number => Number(v.toString());
-const key58 = (v: any): string => (typeof v === 'string' ? v : v.toBase58());
+/** Base58 of the public keys events carry, remembered by their bytes: the same users and markets recur. */
+const base58Of = new Map<string, string>();
+const key58 = (v: any): string => {
+  if (typeof v === 'string') return v;
+  const bytes = (v.toBuffer() as Buffer).toString('latin1');
+  let s = base58Of.get(bytes);
+  if (s === undefined) {
+    if (base58Of.size >= 100_000) base58Of.clear();
+    s = v.toBase58() as string;
+    base58Of.set(bytes, s);
+  }
+  return s;
+};
 
 export function decodeTransaction(tx: RawTransaction, programId: string): DecodedTx {
   const signature = tx.transaction.signatures[0];
