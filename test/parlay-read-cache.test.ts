@@ -108,9 +108,12 @@ test.serial('a lost notification connection: reads go to the database, nothing s
 test.serial('a cluster: a change through one node reaches the cached reads of another', async (t) => {
   const db2 = await freshDatabase();
   const common = { DATABASE_URL: db2.url, KAFKA_BROKERS, TOPIC_PREFIX: `rc${Date.now()}.`, KAFKA_GROUP: 'read-cache' };
-  const a = await testNode({ ...common, NODE_ID: 'rc-a' });
-  const b = await testNode({ ...common, NODE_ID: 'rc-b' });
+  const nodes: ServiceNode[] = [];
   try {
+    const a = await testNode({ ...common, NODE_ID: 'rc-a' });
+    nodes.push(a);
+    const b = await testNode({ ...common, NODE_ID: 'rc-b' });
+    nodes.push(b);
     await webhook(a.url, [rawTx('c-1', 10, [parlayCreated(1, wallet, 10)])]);
     t.is((await list(b.url))[0].legs_won, 0);
     t.is((await list(b.url))[0].legs_won, 0); // cached on b
@@ -119,8 +122,7 @@ test.serial('a cluster: a change through one node reaches the cached reads of an
     t.is(seen[0].legs_won, 1);
     t.is((await list(a.url))[0].legs_won, 1);
   } finally {
-    await a.close();
-    await b.close();
+    for (const n of nodes) await n.close();
     await db2.drop();
   }
 });
