@@ -4,7 +4,7 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Runtime } from '../src/runtime/runtime.ts';
-import { Asker } from '../src/runtime/asker.ts';
+import { Asker, AskTimeout } from '../src/runtime/asker.ts';
 import { MemoryBus } from '../src/runtime/memory-bus.ts';
 import { KafkaBus } from '../src/runtime/kafka-bus.ts';
 import { partitionFor } from '../src/runtime/partitioner.ts';
@@ -123,4 +123,44 @@ test('a commit from a stale owner is fenced', async (t) => {
   t.true(await store.commit({ ...base, expectedNext: 10n, next: 12n }));
   t.false(await store.commit({ ...base, expectedNext: 10n, next: 11n, owner: 'stale' }));
   t.is(await store.loadOffset('g', 'topic', 0), 12n);
+});
+
+test('asks nobody answers time out; in one call, the answered ones still resolve', async (t) => {
+  const bus = new MemoryBus();
+  await bus.ensureTopics([{ topic: 'echo', partitions: 2 }, { topic: 'void', partitions: 2 }]);
+  // An owner for `echo` only: it answers every command it reads on its requester's reply topic.
+  const echo = await bus.consume({
+    groupId: 'echo', topics: ['echo'], fromBeginning: true,
+    onBatch: async (b) => {
+      for (const r of b.records) {
+        const corr = r.headers?.corr;
+        const to = r.headers?.['reply-to'];
+        if (corr && to) await bus.send(to, [{ key: corr, value: JSON.stringify({ corr, reply: JSON.parse(r.value).cmd }) }]);
+      }
+      return { done: true };
+    },
+  });
+  const asker = new Asker(bus, 'asker-timeouts', 300);
+  await asker.start();
+  try {
+    const started = Date.now();
+    const outcomes = await Promise.allSettled([
+      asker.askMany([{ topic: 'echo', key: 'a', cmd: 1 }, { topic: 'void', key: 'b', cmd: 2 }, { topic: 'echo', key: 'c', cmd: 3 }]).then(() => 'all answered'),
+      asker.ask({ topic: 'echo', key: 'd', cmd: 4 }),
+      asker.ask({ topic: 'void', key: 'e', cmd: 5 }, 150),
+    ]);
+    t.is(outcomes[0].status, 'rejected');
+    t.true((outcomes[0] as PromiseRejectedResult).reason instanceof AskTimeout);
+    t.deepEqual(outcomes[1], { status: 'fulfilled', value: 4 });
+    t.true((outcomes[2] as PromiseRejectedResult).reason instanceof AskTimeout);
+    t.true(Date.now() - started >= 290);
+    // The answered asks of a call that timed out were not lost: each of them resolved on its own.
+    const seen: string[] = [];
+    asker.observe = (topic, outcome) => seen.push(`${topic}:${outcome}`);
+    await asker.askMany([{ topic: 'echo', key: 'f', cmd: 6 }, { topic: 'void', key: 'g', cmd: 7 }]).catch(() => undefined);
+    t.deepEqual(seen.sort(), ['echo:ok', 'void:timeout']);
+  } finally {
+    await asker.stop();
+    await echo.stop();
+  }
 });

@@ -22,7 +22,7 @@ export interface AskSpec {
   at?: number;
 }
 
-interface Pending { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }
+interface Pending { resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout }
 
 export class Asker {
   readonly replyTopic: string;
@@ -49,7 +49,7 @@ export class Asker {
           const p = this.pending.get(msg.corr);
           if (!p) continue;
           this.pending.delete(msg.corr);
-          clearTimeout(p.timer);
+          if (p.timer) clearTimeout(p.timer);
           if (msg.error) p.reject(new AskFailed(msg.error));
           else p.resolve(msg.reply);
         }
@@ -81,24 +81,33 @@ export class Asker {
   /** Sends every command in one produce call per topic and waits for all answers. */
   async askMany<R = unknown>(specs: AskSpec[], timeoutMs = this.defaultTimeoutMs): Promise<R[]> {
     const now = Date.now();
+    const started = process.hrtime.bigint();
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
+    // One timer for the whole call (its asks all started now): what is still unanswered then times out.
+    const waiting: { corr: string; spec: AskSpec; seen(outcome: 'timeout'): void; reject(e: Error): void }[] = [];
     const answers = specs.map((s) => {
       const corr = randomUUID();
       const env: Envelope = { v: 1, id: s.id, at: s.at ?? now, cmd: s.cmd };
       const list = byTopic.get(s.topic) ?? [];
       list.push({ key: s.key, value: toJson(env), headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic } });
       byTopic.set(s.topic, list);
-      const started = process.hrtime.bigint();
       const seen = (outcome: 'ok' | 'timeout' | 'failed') => this.observe?.(s.topic, outcome, Number(process.hrtime.bigint() - started) / 1e9);
       return new Promise<R>((resolve, reject) => {
-        const timer = setTimeout(() => { this.pending.delete(corr); seen('timeout'); reject(new AskTimeout(s.topic, s.key)); }, timeoutMs);
+        waiting.push({ corr, spec: s, seen, reject });
         this.pending.set(corr, {
           resolve: (v: unknown) => { seen('ok'); (resolve as (v: unknown) => void)(v); },
           reject: (e: Error) => { seen('failed'); reject(e); },
-          timer,
         });
       });
     });
+    const timer = setTimeout(() => {
+      for (const w of waiting) {
+        if (!this.pending.delete(w.corr)) continue; // answered
+        w.seen('timeout');
+        w.reject(new AskTimeout(w.spec.topic, w.spec.key));
+      }
+    }, timeoutMs);
+    void Promise.allSettled(answers).then(() => clearTimeout(timer));
     try {
       await Promise.all([...byTopic].map(([topic, recs]) => this.bus.send(topic, recs)));
     } catch (e) {
@@ -122,7 +131,7 @@ export class Asker {
 
   async stop(): Promise<void> {
     await this.consumer?.stop();
-    for (const p of this.pending.values()) { clearTimeout(p.timer); p.reject(new Error('node stopping')); }
+    for (const p of this.pending.values()) { if (p.timer) clearTimeout(p.timer); p.reject(new Error('node stopping')); }
     this.pending.clear();
   }
 }
