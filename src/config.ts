@@ -31,6 +31,7 @@ const schema = z.object({
   TOPIC_REPLICATION: z.coerce.number().int().min(1).max(7).default(1),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
   PARLAY_READ_CACHE_WALLETS: z.coerce.number().int().min(0).max(10_000_000).default(100_000),
+  RUNTIME_MAX_LIVE_ACTORS: z.coerce.number().int().min(1).max(10_000_000).default(2_000),
   NODE_ID: z.string().optional(),
   PLATFORM_JWT_SECRET: z.string().optional(),
   PARLAY_WEBHOOK_AUTH_SECRET: z.string().optional(),
@@ -77,6 +78,8 @@ export interface Config {
   databasePoolMax: number;
   /** Wallets whose parlay reads a node keeps in memory (PostgreSQL only); 0: none. */
   readCacheWallets: number;
+  /** Live actors per partition before idle ones are stopped (they come back from their snapshots). */
+  maxLiveActors: number;
   nodeId: string;
   platformJwtSecret: string;
   webhookSecret?: string;
@@ -152,6 +155,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     kafkaSessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     databasePoolMax: e.DATABASE_POOL_MAX,
     readCacheWallets: e.PARLAY_READ_CACHE_WALLETS,
+    maxLiveActors: e.RUNTIME_MAX_LIVE_ACTORS,
     nodeId: e.NODE_ID ?? `${hostname()}-${process.pid}`,
     platformJwtSecret: e.PLATFORM_JWT_SECRET ?? dev('platform'),
     webhookSecret: e.PARLAY_WEBHOOK_AUTH_SECRET || undefined,

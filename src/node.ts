@@ -94,7 +94,7 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
     bus, store, nodeId: cfg.nodeId, groupId: cfg.topicPrefix + cfg.groupId,
     kinds: [...parlayKinds(parlayTopic), ...clobKinds({ bookTopic, walletTopic })],
     partitions: { [parlayTopic]: cfg.partitions, [bookTopic]: cfg.partitions, [walletTopic]: cfg.partitions },
-    log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log),
+    log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log), maxLiveActors: cfg.maxLiveActors,
     onCommitted: () => wakeRelays(), // projections wrote: the outbox and the ledger have rows to send
   });
   await runtime.start();

@@ -33,7 +33,7 @@ function counterKind(topic: string, effects: { key: string; n: number }[]): Acto
   };
 }
 
-async function rig(bus: Bus, db: { url?: string }, topicPrefix: string) {
+async function rig(bus: Bus, db: { url?: string }, topicPrefix: string, maxLiveActors?: number) {
   const orm = await openOrm(db.url ? { databaseUrl: db.url } : { dataDir: 'memory://' });
   await migrate(orm, db.url);
   const store = new SqlRuntimeStore(orm);
@@ -41,12 +41,12 @@ async function rig(bus: Bus, db: { url?: string }, topicPrefix: string) {
   const topic = `${topicPrefix}counters`;
   const kind = counterKind(topic, effects);
   const nodeId = `rt-${randomBytes(3).toString('hex')}`;
-  const runtime = new Runtime({ bus, store, nodeId, groupId: `${topicPrefix}g`, kinds: [{ kind, owns: () => true }], partitions: { [topic]: 3 }, log: pino({ level: 'silent' }) });
+  const runtime = new Runtime({ bus, store, nodeId, groupId: `${topicPrefix}g`, kinds: [{ kind, owns: () => true }], partitions: { [topic]: 3 }, log: pino({ level: 'silent' }), maxLiveActors });
   await runtime.start();
   const asker = new Asker(bus, `${topicPrefix}${nodeId}`, 20_000);
   await asker.start();
   return {
-    topic, effects, orm, store, asker,
+    topic, effects, orm, store, asker, runtime,
     async close() { await asker.stop(); await runtime.stop(); await orm.close(); },
   };
 }
@@ -162,5 +162,36 @@ test('asks nobody answers time out; in one call, the answered ones still resolve
   } finally {
     await asker.stop();
     await echo.stop();
+  }
+});
+
+test('idle actors are stopped past the live limit and come back from their snapshots unchanged', async (t) => {
+  const db = await freshDatabase();
+  const r = await rig(new MemoryBus(3), db, `pv${randomBytes(3).toString('hex')}.`, 2);
+  try {
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const expected = new Map(keys.map((k) => [k, 0]));
+    let seq = 0;
+    for (let round = 0; round < 4; round++) {
+      // One key at a time, so that every partition keeps cycling through more keys than it may hold.
+      for (const [i, key] of keys.entries()) {
+        const add = round * 10 + i + 1;
+        const reply = await r.asker.ask<{ n: number }>({ topic: r.topic, key, cmd: { add, seq: seq++ } });
+        expected.set(key, expected.get(key)! + add);
+        t.is(reply.n, expected.get(key)!, `${key} after round ${round}`);
+      }
+      const live = r.runtime.actorCounts().counter ?? 0;
+      t.true(live <= 3 * 2, `at most 2 live actors per partition, saw ${live}`);
+    }
+    const rows = await r.orm.em.fork().execute('select key, state from actor_snapshots where kind = ? order by key', ['counter']);
+    t.is(rows.length, keys.length);
+    for (const row of rows) {
+      const state = typeof row.state === 'string' ? JSON.parse(row.state) : row.state;
+      t.is(state.n, expected.get(row.key));
+      t.is(state.seen.length, 4);
+    }
+  } finally {
+    await r.close();
+    await db.drop();
   }
 });

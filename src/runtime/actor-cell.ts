@@ -28,10 +28,15 @@ export function step(kind: ActorKind, state: unknown, command: unknown): StepRes
 
 let generation = 0;
 
-/** A partition's actors. Dropped whole when the partition moves or its state can no longer be trusted. */
+/**
+ * A partition's actors. Dropped whole when the partition moves or its state can no longer be trusted.
+ * Kept in least-recently-used order (a Map's insertion order, refreshed on every message), so that
+ * idle ones can be stopped once committed (`passivate`).
+ */
 export class PartitionActors {
   private parent: any;
   private actors = new Map<string, { ref: any; kind: ActorKind; state: () => unknown }>();
+  private spawned = 0;
 
   constructor(system: any, name: string) {
     this.parent = spawnStateless(system, () => undefined, `p${++generation}-${name.replace(/[^a-zA-Z0-9-]/g, '-')}`);
@@ -73,7 +78,7 @@ export class PartitionActors {
         msg.done(out);
         return state;
       },
-      `a${this.actors.size}`,
+      `a${++this.spawned}`,
       { initialState },
     );
     this.actors.set(key, { ref, kind, state: () => current });
@@ -87,7 +92,25 @@ export class PartitionActors {
   sendMany(key: string, steps: { envelope: Envelope; command: unknown }[]): Promise<StepResult[]> {
     const actor = this.actors.get(key);
     if (!actor) throw new Error(`no actor for ${key}`);
+    this.actors.delete(key); // most recently used last
+    this.actors.set(key, actor);
     return new Promise((done) => dispatch(actor.ref, { steps, done } satisfies StepMsg));
+  }
+
+  /**
+   * Stops the least recently used actors past `max`. Only between batches, after a commit: every
+   * actor's state is then its stored snapshot (or its initial state), so the next command that
+   * needs one spawns it again from there.
+   */
+  passivate(max: number): number {
+    let n = 0;
+    for (const [key, actor] of this.actors) {
+      if (this.actors.size <= max) break;
+      stop(actor.ref);
+      this.actors.delete(key);
+      n++;
+    }
+    return n;
   }
 
   drop(): void {

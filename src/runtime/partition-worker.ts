@@ -23,9 +23,14 @@ export interface WorkerDeps {
   };
   /** After a batch committed; `effects` counts the statements its projections wrote (outbox, ledger: relays to wake). */
   onCommitted?(topic: string, partition: number, effects: number): void;
+  /** Live actors per partition (default MAX_LIVE_ACTORS). */
+  maxLiveActors?: number;
   /** Fault injection for failover tests: called around the commit of every batch. */
   faults?: { beforeCommit?(): void; afterCommit?(): void };
 }
+
+/** Live actors a partition keeps in memory; the least recently used beyond this are stopped after a commit. */
+export const MAX_LIVE_ACTORS = 2_000;
 
 export const REPLY_TO = 'reply-to';
 export const CORRELATION = 'corr';
@@ -157,6 +162,7 @@ export class PartitionWorker {
       return { seek: records[0].offset };
     }
     this.expectedNext = next;
+    this.actors!.passivate(d.maxLiveActors ?? MAX_LIVE_ACTORS);
     d.faults?.afterCommit?.();
     if (effects) d.onCommitted?.(this.topic, this.partition, effects);
     await this.sendReplies(items);

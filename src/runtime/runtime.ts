@@ -16,6 +16,8 @@ export interface RuntimeOptions {
   metrics?: WorkerDeps['metrics'];
   faults?: WorkerDeps['faults'];
   onCommitted?: WorkerDeps['onCommitted'];
+  /** Live actors per partition before idle ones are stopped (they come back from their snapshots). */
+  maxLiveActors?: number;
 }
 
 export class Runtime {
@@ -51,6 +53,7 @@ export class Runtime {
       metrics: this.opts.metrics,
       faults: this.opts.faults,
       onCommitted: this.opts.onCommitted,
+      maxLiveActors: this.opts.maxLiveActors,
     };
     this.consumer = await bus.consume({
       groupId: this.opts.groupId,
