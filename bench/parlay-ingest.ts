@@ -48,6 +48,11 @@ await Promise.all(Array.from({ length: concurrency }, async () => {
 }));
 const secs = (performance.now() - started) / 1000;
 const cpu = { service: cpuOf([node.child.pid!]) - cpu0.service, pg: cpuOf(pgPids) - cpu0.pg };
+// The service's memory at the end: live actors and the V8 heap in use (its own /metrics).
+const metricsText = await (await fetch(`${node.url}/metrics`)).text();
+const metric = (re: RegExp) => [...metricsText.matchAll(re)].reduce((s, m) => s + Number(m[1]), 0);
+const liveActors = metric(/^runtime_actors\{[^}]*\} (\d+)/gm);
+const heapMb = Math.round(metric(/^nodejs_heap_size_used_bytes\{[^}]*\} ([\d.e+]+)/gm) / 2 ** 20);
 const c = new pg.Client({ connectionString: db.url });
 await c.connect();
 const [{ n }] = (await c.query('select count(*)::int as n from parlays')).rows;
@@ -69,7 +74,7 @@ await c.end();
 latencies.sort((a, b) => a - b);
 const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1);
 console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s, service in its own process)', kafka ? 'kafka' : 'in-process');
-console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99), 'service CPU µs/event': Math.round((cpu.service * 1e6) / events), 'PostgreSQL CPU µs/event': Math.round((cpu.pg * 1e6) / events) }]);
+console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99), 'service CPU µs/event': Math.round((cpu.service * 1e6) / events), 'PostgreSQL CPU µs/event': Math.round((cpu.pg * 1e6) / events), 'live actors': liveActors, 'heap used MB': heapMb }]);
 console.log('PostgreSQL alone, the same rows generated in the server (one statement per table, no service): %s s, %s events/s', floorSecs.toFixed(2), Math.round(events / floorSecs).toLocaleString());
 await node.kill('SIGTERM');
 await db.drop();
