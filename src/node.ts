@@ -95,7 +95,8 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
     kinds: [...parlayKinds(parlayTopic), ...clobKinds({ bookTopic, walletTopic })],
     partitions: { [parlayTopic]: cfg.partitions, [bookTopic]: cfg.partitions, [walletTopic]: cfg.partitions },
     log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log), maxLiveActors: cfg.maxLiveActors,
-    onCommitted: () => wakeRelays(), // projections wrote: the outbox and the ledger have rows to send
+    // The order book's projections wrote: the outbox and the ledger have rows to send (parlay batches write neither).
+    onCommitted: (topic) => { if (topic !== parlayTopic) wakeRelays(); },
   });
   await runtime.start();
   const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs);
