@@ -3,6 +3,7 @@
 // throughput of the same client library on the same broker, and partition takeover after SIGKILL.
 // Usage: npx tsx bench/cluster-orders.ts [orders=3000] [nodes=3] [concurrency=48] [markets=12]
 //   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
+//   KEEP_DB=1 keeps the cluster's database for inspection (its URL is printed).
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
@@ -184,6 +185,6 @@ console.table([{ 'partitions orphaned by SIGKILL': owned.length, 'taken over': t
 
 for (const n of nodes.slice(0, -1)) await n.kill('SIGTERM');
 await chain.close();
-await db.drop();
+if (process.env.KEEP_DB) console.log(`kept ${db.url}`); else await db.drop();
 if (ownBroker) execFileSync('bash', ['deploy/kafka.sh', 'stop', '--port', '19592'], { cwd: root, stdio: 'ignore' });
 process.exit(0);

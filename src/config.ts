@@ -32,6 +32,8 @@ const schema = z.object({
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
   PARLAY_READ_CACHE_WALLETS: z.coerce.number().int().min(0).max(10_000_000).default(100_000),
   RUNTIME_MAX_LIVE_ACTORS: z.coerce.number().int().min(1).max(10_000_000).default(2_000),
+  RUNTIME_CHECKPOINT_BATCHES: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  RUNTIME_CHECKPOINT_MS: z.coerce.number().int().min(1).max(3_600_000).default(2_000),
   NODE_ID: z.string().optional(),
   PLATFORM_JWT_SECRET: z.string().optional(),
   PARLAY_WEBHOOK_AUTH_SECRET: z.string().optional(),
@@ -80,6 +82,8 @@ export interface Config {
   readCacheWallets: number;
   /** Live actors per partition before idle ones are stopped (they come back from their snapshots). */
   maxLiveActors: number;
+  /** Snapshots of changed actors are written every this many batches or milliseconds (Kafka only; 1 batch: every commit). */
+  checkpoint: { everyBatches: number; maxAgeMs: number };
   nodeId: string;
   platformJwtSecret: string;
   webhookSecret?: string;
@@ -156,6 +160,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databasePoolMax: e.DATABASE_POOL_MAX,
     readCacheWallets: e.PARLAY_READ_CACHE_WALLETS,
     maxLiveActors: e.RUNTIME_MAX_LIVE_ACTORS,
+    checkpoint: { everyBatches: e.RUNTIME_CHECKPOINT_BATCHES, maxAgeMs: e.RUNTIME_CHECKPOINT_MS },
     nodeId: e.NODE_ID ?? `${hostname()}-${process.pid}`,
     platformJwtSecret: e.PLATFORM_JWT_SECRET ?? dev('platform'),
     webhookSecret: e.PARLAY_WEBHOOK_AUTH_SECRET || undefined,

@@ -15,6 +15,8 @@ export function countSettlement(outcome: 'mined' | 'confirmed' | 'retried' | 'fa
 export interface MetricsSource {
   positions(): { topic: string; partition: number; next: bigint | null }[];
   actorCounts(): Record<string, number>;
+  /** Actors changed in memory since their stored snapshot (rebuilt by replay if the node dies). */
+  unsavedActors?(): number;
   offsets?(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]>;
 }
 
@@ -60,6 +62,10 @@ export function createMetrics(nodeId: string, defaults = true) {
       this.reset();
       if (source) for (const [kind, n] of Object.entries(source.actorCounts())) this.set({ kind }, n);
     },
+  });
+  const unsaved = new Gauge({
+    name: 'runtime_unsaved_actors', help: 'Actors changed in memory since their stored snapshot (a new owner replays their records)', registers: [registry],
+    collect() { if (source?.unsavedActors) this.set(source.unsavedActors()); },
   });
   const snapshotAt = new Map<string, number>();
   const snapshotAge = new Gauge({

@@ -94,14 +94,14 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
     bus, store, nodeId: cfg.nodeId, groupId: cfg.topicPrefix + cfg.groupId,
     kinds: [...parlayKinds(parlayTopic), ...clobKinds({ bookTopic, walletTopic })],
     partitions: { [parlayTopic]: cfg.partitions, [bookTopic]: cfg.partitions, [walletTopic]: cfg.partitions },
-    log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log), maxLiveActors: cfg.maxLiveActors,
+    log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log), maxLiveActors: cfg.maxLiveActors, checkpoint: cfg.checkpoint,
     // The order book's projections wrote: the outbox and the ledger have rows to send (parlay batches write neither).
     onCommitted: (topic) => { if (topic !== parlayTopic) wakeRelays(); },
   });
   await runtime.start();
   const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs);
   asker.observe = metrics.observeAsk;
-  metrics.attach({ positions: () => runtime.positions(), actorCounts: () => runtime.actorCounts(), offsets: bus.offsets ? (t) => bus.offsets!(t) : undefined });
+  metrics.attach({ positions: () => runtime.positions(), actorCounts: () => runtime.actorCounts(), unsavedActors: () => runtime.unsavedActors(), offsets: bus.offsets ? (t) => bus.offsets!(t) : undefined });
   await asker.start();
 
   // The development local chain needs a webhook secret to deliver to this node: one is made up.

@@ -119,6 +119,8 @@ async function replay(ctx: OpsContext, targets: Target[], o: ReplayOptions, labe
 
   const store: RuntimeStore = {
     loadOffset: (g, t, p) => ctx.store.loadOffset(g, t, p),
+    loadPosition: (g, t, p) => ctx.store.loadPosition(g, t, p),
+    replayFacts: (t, p, ids, offsets) => ctx.store.replayFacts(t, p, ids, offsets),
     resetOffset: (g, t, p, n, owner) => ctx.store.resetOffset(g, t, p, n, owner),
     loadSnapshots: (k, keys) => ctx.store.loadSnapshots(k, keys),
     findInbox: (keys) => ctx.store.findInbox(keys),

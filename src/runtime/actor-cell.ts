@@ -98,14 +98,15 @@ export class PartitionActors {
   }
 
   /**
-   * Stops the least recently used actors past `max`. Only between batches, after a commit: every
-   * actor's state is then its stored snapshot (or its initial state), so the next command that
-   * needs one spawns it again from there.
+   * Stops the least recently used actors past `max`, except those `keep` names (changed since
+   * their snapshot). Only between batches, after a commit: every other actor's state is then its
+   * stored snapshot (or its initial state), so the next command that needs one spawns it from there.
    */
-  passivate(max: number): number {
+  passivate(max: number, keep: (key: string) => boolean = () => false): number {
     let n = 0;
     for (const [key, actor] of this.actors) {
       if (this.actors.size <= max) break;
+      if (keep(key)) continue;
       stop(actor.ref);
       this.actors.delete(key);
       n++;

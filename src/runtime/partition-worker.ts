@@ -1,10 +1,12 @@
 // Processes one partition: skip what the store already reflects, run each command through its
-// key's actor, then commit effects + snapshots + answers + the next offset in one transaction,
-// and only then send the replies. Any doubt (fenced, failed commit, gap) drops the partition's
-// actors and resumes from what the store holds: snapshot + replay.
+// key's actor, then commit effects + answers + the next offset in one transaction, and only then
+// send the replies. Snapshots are checkpointed: written every few batches (or seconds), not every
+// batch, and the commit records where recovery must start reading (`replayFrom`) so that actors
+// newer than their snapshots can be rebuilt. Any doubt (fenced, failed commit, gap, a decider
+// that threw) drops the partition's actors and resumes from what the store holds: snapshot + replay.
 import { PartitionActors, type StepResult } from './actor-cell.ts';
 import { toJson } from './json.ts';
-import type { DeadLetterRow, InboxRow, RuntimeStore, SnapshotRow } from './store-port.ts';
+import type { DeadLetterRow, InboxRow, RuntimeStore, SnapshotRow, StoredSnapshot } from './store-port.ts';
 import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, InRecord, OutRecord } from './types.ts';
 
 export interface WorkerDeps {
@@ -25,12 +27,21 @@ export interface WorkerDeps {
   onCommitted?(topic: string, partition: number, effects: number): void;
   /** Live actors per partition (default MAX_LIVE_ACTORS). */
   maxLiveActors?: number;
+  /** When snapshots are written; unset: with every batch (needed by a bus that keeps no log to replay). */
+  checkpoint?: CheckpointPolicy;
   /** Fault injection for failover tests: called around the commit of every batch. */
   faults?: { beforeCommit?(): void; afterCommit?(): void };
 }
 
 /** Live actors a partition keeps in memory; the least recently used beyond this are stopped after a commit. */
 export const MAX_LIVE_ACTORS = 2_000;
+
+/**
+ * Snapshots of changed actors are written when `everyBatches` batches have committed since the
+ * last checkpoint, when the oldest unsaved change is `maxAgeMs` old (also on an idle partition),
+ * or when unsaved actors reach half of the live-actor bound (unsaved actors are never passivated).
+ */
+export interface CheckpointPolicy { everyBatches: number; maxAgeMs: number }
 
 export const REPLY_TO = 'reply-to';
 export const CORRELATION = 'corr';
@@ -52,14 +63,48 @@ export class PartitionWorker {
   private expectedNext: bigint | null = null;
   private soughtTo: bigint | null = null;
   private actors: PartitionActors | null = null;
+  /** Actors changed since their stored snapshot, with the offset of their first unsaved change. */
+  private dirty = new Map<string, { kind: ActorKind; since: bigint }>();
+  private dirtyAt = 0;
+  private batchesSinceCheckpoint = 0;
+  /** While rebuilding after a load: the next record to replay (below expectedNext), else null. */
+  private replayNext: bigint | null = null;
+  /** While rebuilding: the offset each spawned actor's snapshot reflects. */
+  private snapshotAt = new Map<string, bigint>();
+  /** A record whose decider threw: dead-lettered (not run) when processing reaches it again. */
+  private poison: { offset: bigint; error: string } | null = null;
+  /** Batches and idle checkpoints run one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private deps: WorkerDeps, readonly topic: string, readonly partition: number) {}
 
-  /** Forget everything in memory: the next batch starts from the store. */
+  /** Forget everything in memory: the next batch starts from the store (snapshots + replay). */
   reset(): void {
     this.actors?.drop();
     this.actors = null;
     this.expectedNext = null;
+    this.replayNext = null;
+    this.dirty.clear();
+    this.snapshotAt.clear();
+    this.batchesSinceCheckpoint = 0;
+    if (this.idleTimer) { clearTimeout(this.idleTimer); this.idleTimer = null; }
+  }
+
+  /** Actors changed in memory since their stored snapshot (metrics, tests). */
+  get unsaved(): number {
+    return this.dirty.size;
+  }
+
+  /** Writes the snapshots of every changed actor now (graceful stop); false when fenced or failed. */
+  flush(): Promise<boolean> {
+    return this.serially(() => this.checkpointNow());
+  }
+
+  private serially<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   stateOf(key: string): unknown {
@@ -75,52 +120,77 @@ export class PartitionWorker {
     return this.actors?.countsByKind(into) ?? into;
   }
 
-  async handle(batch: Batch): Promise<BatchOutcome> {
-    try {
-      return await this.process(batch);
-    } catch (err) {
-      this.reset(); // nothing half-done stays in memory: the batch is redelivered against the store
-      throw err;
-    }
+  handle(batch: Batch): Promise<BatchOutcome> {
+    return this.serially(async () => {
+      try {
+        return await this.process(batch);
+      } catch (err) {
+        this.reset(); // nothing half-done stays in memory: the batch is redelivered against the store
+        throw err;
+      }
+    });
   }
 
   private async process(batch: Batch): Promise<BatchOutcome> {
     const started = Date.now();
     const d = this.deps;
     if (this.expectedNext === null) {
-      const stored = d.bus.durable ? await d.store.loadOffset(d.groupId, this.topic, this.partition) : null;
+      const stored = d.bus.durable ? await d.store.loadPosition(d.groupId, this.topic, this.partition) : null;
       if (stored === null) {
         await d.store.resetOffset(d.groupId, this.topic, this.partition, batch.records[0].offset, d.owner);
         this.expectedNext = batch.records[0].offset;
       } else {
-        this.expectedNext = stored;
+        this.expectedNext = stored.next;
+        if (stored.replayFrom < stored.next) this.replayNext = stored.replayFrom;
       }
       this.actors = new PartitionActors(d.system, `${this.topic}-${this.partition}`);
       d.metrics?.resync(this.topic, this.partition);
     }
     const expected = this.expectedNext;
-    const records = batch.records.filter((r) => r.offset >= expected);
-    if (!records.length) return { done: true };
-    if (records[0].offset > expected) {
-      if (this.soughtTo !== expected) { this.soughtTo = expected; return { seek: expected }; }
+    const from = this.replayNext ?? expected;
+    const fresh = batch.records.filter((r) => r.offset >= from);
+    if (!fresh.length) return { done: true };
+    if (fresh[0].offset > from) {
+      if (this.soughtTo !== from) { this.soughtTo = from; return { seek: from }; }
       // Sought once and still past it: the log no longer holds those records (retention). Go on
       // from what exists, fencing on the stored offset as ever, and say so loudly.
+      d.log.error({ topic: this.topic, partition: this.partition, from: String(from), to: String(fresh[0].offset) }, 'records gone from the log before they were processed');
+    }
+    if (this.replayNext !== null) {
+      await this.replay(fresh.filter((r) => r.offset < expected));
+      const last = fresh[fresh.length - 1].offset;
+      this.replayNext = last + 1n < expected ? last + 1n : null;
+      if (this.replayNext === null) this.snapshotAt.clear();
+    }
+    const records = fresh.filter((r) => r.offset >= expected);
+    if (!records.length) return { done: true };
+    if (records[0].offset > expected && this.soughtTo !== expected) {
       d.log.error({ topic: this.topic, partition: this.partition, from: String(expected), to: String(records[0].offset) }, 'records gone from the log before they were processed');
     }
 
     const items = records.map((record) => this.parse(record));
+    const poison = this.poison;
+    if (poison) {
+      for (const it of items) {
+        if (it.record.offset !== poison.offset) continue;
+        it.kind = undefined;
+        it.error = poison.error;
+        this.poison = null;
+      }
+    }
     await this.answerFromInbox(items);
     markDuplicates(items);
     await this.ensureActors(items);
     const results = await this.step(items);
 
-    // A decider that throws may have left its (mutable) state half-changed: nothing of this batch
-    // from that command on is trusted. Commit what came before it, dead-letter it alone, go on after.
+    // A decider that throws may have left its (mutable) state half-changed, and other keys may have
+    // run commands after it: nothing of this batch is trusted. Its record is remembered; the
+    // partition is rebuilt from the store and, when processing reaches that record again, it is
+    // dead-lettered without being run (what came before it commits as usual).
     const bad = results.findIndex((r) => r?.error);
-    if (bad >= 0) return this.poisoned(batch, records, bad, results[bad]!.error!);
+    if (bad >= 0) return this.poisoned(items[bad].record, results[bad]!.error!);
 
     const applied = new Map<ActorKind, Applied<unknown, unknown, unknown>[]>();
-    const dirty = new Map<string, { kind: ActorKind; key: string }>();
     const inbox: InboxRow[] = [];
     const deadLetters: DeadLetterRow[] = [];
     items.forEach((it, i) => {
@@ -130,24 +200,26 @@ export class PartitionWorker {
       const decision = r.decision!;
       const id = it.envelope!.id;
       it.reply = decision.reply;
-      if (decision.final !== false && id) inbox.push({ key: id, reply: decision.reply });
+      if (decision.final !== false && id) inbox.push({ key: id, reply: decision.reply, offset: it.record.offset });
       if (decision.events.length) {
         const list = applied.get(it.kind!) ?? [];
         list.push({ key: it.record.key, command: it.command, envelope: it.envelope!, events: decision.events, state: r.state });
         applied.set(it.kind!, list);
-        dirty.set(`${it.kind!.name}\u0000${it.record.key}`, { kind: it.kind!, key: it.record.key });
+        this.markDirty(it.kind!, it.record.key, it.record.offset);
       }
     });
 
     for (const it of items) if (it.dupOf) { it.reply = it.dupOf.reply; it.error = it.dupOf.error; }
     const next = records[records.length - 1].offset + 1n;
-    const snapshots: SnapshotRow[] = [...dirty.values()].map(({ kind, key }) => ({ kind: kind.name, key, state: kind.toSnapshot(this.actors!.stateOf(key)) }));
+    const checkpoint = this.checkpointDue();
+    const snapshots = checkpoint ? this.unsavedSnapshots() : [];
     let committed = false;
     let effects = 0;
     d.faults?.beforeCommit?.();
     try {
       committed = await d.store.commit({
         groupId: d.groupId, topic: this.topic, partition: this.partition, expectedNext: expected, next, owner: d.owner,
+        replayFrom: checkpoint ? next : this.oldestUnsaved(next),
         snapshots, inbox, deadLetters,
         effects: async (tx) => {
           const counted = { execute: (sql: string, params?: unknown[]) => { effects++; return tx.execute(sql, params); } };
@@ -162,7 +234,8 @@ export class PartitionWorker {
       return { seek: records[0].offset };
     }
     this.expectedNext = next;
-    this.actors!.passivate(d.maxLiveActors ?? MAX_LIVE_ACTORS);
+    this.afterCheckpoint(checkpoint);
+    this.actors!.passivate(d.maxLiveActors ?? MAX_LIVE_ACTORS, (key) => this.dirty.has(key));
     d.faults?.afterCommit?.();
     if (effects) d.onCommitted?.(this.topic, this.partition, effects);
     await this.sendReplies(items);
@@ -172,26 +245,105 @@ export class PartitionWorker {
     return { done: true };
   }
 
-  private async poisoned(batch: Batch, records: InRecord[], bad: number, err: Error): Promise<BatchOutcome> {
-    const d = this.deps;
+  private poisoned(at: InRecord, err: Error): BatchOutcome {
+    const from = this.oldestUnsaved(this.expectedNext!); // = the stored replayFrom: this batch changed nothing yet
+    this.deps.log.error({ err, key: at.key, topic: this.topic, partition: this.partition, offset: String(at.offset) }, 'decider threw; its command will be dead-lettered');
     this.reset();
-    const at = records[bad];
-    if (bad > 0) {
-      await this.process({ ...batch, records: records.slice(0, bad) });
-      return { seek: at.offset };
+    this.poison = { offset: at.offset, error: `decider failed: ${err.message}` };
+    return { seek: from };
+  }
+
+  private markDirty(kind: ActorKind, key: string, offset: bigint) {
+    if (this.dirty.has(key)) return;
+    if (!this.dirty.size) this.dirtyAt = Date.now();
+    this.dirty.set(key, { kind, since: offset });
+  }
+
+  /** The first record some unsaved actor needs replayed (or `fallback` when every actor is saved). */
+  private oldestUnsaved(fallback: bigint): bigint {
+    let min = fallback;
+    for (const { since } of this.dirty.values()) if (since < min) min = since;
+    return min;
+  }
+
+  private checkpointDue(): boolean {
+    const p = this.deps.checkpoint;
+    if (!p || !this.dirty.size) return true;
+    return this.batchesSinceCheckpoint + 1 >= p.everyBatches || Date.now() - this.dirtyAt >= p.maxAgeMs
+      || this.dirty.size * 2 >= (this.deps.maxLiveActors ?? MAX_LIVE_ACTORS);
+  }
+
+  private unsavedSnapshots(): SnapshotRow[] {
+    return [...this.dirty].map(([key, { kind }]) => ({ kind: kind.name, key, state: kind.toSnapshot(this.actors!.stateOf(key)) }));
+  }
+
+  /** After a commit: forget what a checkpoint saved, and make sure an idle partition still saves what it holds. */
+  private afterCheckpoint(saved: boolean) {
+    if (saved) { this.dirty.clear(); this.batchesSinceCheckpoint = 0; } else this.batchesSinceCheckpoint++;
+    this.armIdleCheckpoint();
+  }
+
+  private armIdleCheckpoint() {
+    const p = this.deps.checkpoint;
+    if (!p || !this.dirty.size || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (!this.dirty.size) return;
+      if (Date.now() - this.dirtyAt < p.maxAgeMs) { this.armIdleCheckpoint(); return; }
+      this.flush().catch((err) => this.deps.log.warn({ err, topic: this.topic, partition: this.partition }, 'idle checkpoint failed'));
+    }, Math.max(10, p.maxAgeMs - (Date.now() - this.dirtyAt)));
+    this.idleTimer.unref?.();
+  }
+
+  /** A commit of snapshots alone (no record): the offset stays, `replayFrom` catches up with it. */
+  private async checkpointNow(): Promise<boolean> {
+    const d = this.deps;
+    const next = this.expectedNext;
+    if (!this.actors || next === null || this.replayNext !== null || !this.dirty.size) return true;
+    const snapshots = this.unsavedSnapshots();
+    let ok = false;
+    try {
+      ok = await d.store.commit({
+        groupId: d.groupId, topic: this.topic, partition: this.partition, expectedNext: next, next, replayFrom: next, owner: d.owner,
+        snapshots, inbox: [], deadLetters: [], effects: async () => undefined,
+      });
+    } catch (err) {
+      d.log.warn({ err, topic: this.topic, partition: this.partition }, 'checkpoint failed; resuming from the store');
     }
-    d.log.error({ err, key: at.key, topic: this.topic, partition: this.partition, offset: String(at.offset) }, 'decider threw; command dead-lettered');
-    const stored = d.bus.durable ? await d.store.loadOffset(d.groupId, this.topic, this.partition) : at.offset;
-    const ok = await d.store.commit({
-      groupId: d.groupId, topic: this.topic, partition: this.partition, expectedNext: stored ?? at.offset, next: at.offset + 1n, owner: d.owner,
-      snapshots: [], inbox: [], deadLetters: [{ source: `${this.topic}/${this.partition}@${at.offset}`, reason: `decider failed: ${err.message}`, payload: at.value }],
-      effects: async () => undefined,
+    if (!ok) { this.reset(); return false; }
+    this.afterCheckpoint(true);
+    d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
+    return true;
+  }
+
+  /**
+   * Rebuilds actors newer than their snapshots from records already committed: each command runs
+   * again exactly when it ran the first time (not answered from the inbox, not dead-lettered, not
+   * already in its actor's snapshot). Nothing is written and nothing is answered.
+   */
+  private async replay(records: InRecord[]) {
+    if (!records.length) return;
+    const items = records.map((record) => this.parse(record)).filter((it) => it.kind);
+    const ids = [...new Set(items.map((it) => it.envelope!.id).filter((x): x is string => !!x))];
+    const facts = await this.deps.store.replayFacts(this.topic, this.partition, ids, items.map((it) => it.record.offset));
+    const run = items.filter((it) => {
+      if (facts.poisoned.has(it.record.offset)) return false;
+      const id = it.envelope!.id;
+      if (id && facts.appliedAt.has(id) && facts.appliedAt.get(id) !== it.record.offset) return false;
+      return true;
     });
-    if (ok) d.metrics?.deadLetters?.(this.topic, 1);
-    const to = at.headers?.[REPLY_TO];
-    const corr = at.headers?.[CORRELATION];
-    if (ok && to && corr) await d.bus.send(to, [{ key: corr, value: toJson({ corr, reply: null, error: `decider failed: ${err.message}` } satisfies ReplyMessage) }]).catch(() => undefined);
-    return { seek: ok ? at.offset + 1n : at.offset };
+    await this.ensureActors(run);
+    const live = run.filter((it) => it.record.offset >= (this.snapshotAt.get(it.record.key) ?? -1n));
+    const results = await this.step(live);
+    live.forEach((it, i) => {
+      const r = results[i];
+      if (r?.error) {
+        // It ran without error the first time: a decider that is not deterministic. Loud, not fatal.
+        this.deps.log.error({ err: r.error, key: it.record.key, topic: this.topic, partition: this.partition, offset: String(it.record.offset) }, 'replayed command threw; state may diverge');
+        return;
+      }
+      if (r?.decision?.events.length) this.markDirty(it.kind!, it.record.key, it.record.offset);
+    });
   }
 
   /** Runs the batch's commands through their actors: one mailbox turn per key, keys in parallel, each key's commands in order. */
@@ -246,10 +398,11 @@ export class PartitionWorker {
       missing.set(it.kind, set);
     }
     for (const [kind, keys] of missing) {
-      const snaps = await this.deps.store.loadSnapshots(kind.name, [...keys]);
+      const snaps: Map<string, StoredSnapshot> = await this.deps.store.loadSnapshots(kind.name, [...keys]);
       for (const key of keys) {
         const snap = snaps.get(key);
-        this.actors!.spawn(key, kind, snap === undefined ? kind.decider.initial(key) : kind.fromSnapshot(snap));
+        this.actors!.spawn(key, kind, snap === undefined ? kind.decider.initial(key) : kind.fromSnapshot(snap.state));
+        if (this.replayNext !== null) this.snapshotAt.set(key, snap?.next ?? -1n);
       }
     }
   }

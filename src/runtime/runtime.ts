@@ -18,6 +18,8 @@ export interface RuntimeOptions {
   onCommitted?: WorkerDeps['onCommitted'];
   /** Live actors per partition before idle ones are stopped (they come back from their snapshots). */
   maxLiveActors?: number;
+  /** When snapshots are written (durable buses only; a bus that keeps no log snapshots every batch). */
+  checkpoint?: WorkerDeps['checkpoint'];
 }
 
 export class Runtime {
@@ -54,6 +56,7 @@ export class Runtime {
       faults: this.opts.faults,
       onCommitted: this.opts.onCommitted,
       maxLiveActors: this.opts.maxLiveActors,
+      checkpoint: bus.durable ? this.opts.checkpoint : undefined,
     };
     this.consumer = await bus.consume({
       groupId: this.opts.groupId,
@@ -104,9 +107,23 @@ export class Runtime {
     return this.assigned.map((a) => ({ ...a, next: this.workers.get(`${a.topic}/${a.partition}`)?.position ?? null }));
   }
 
-  async stop(): Promise<void> {
+  /** Actors changed in memory since their stored snapshots, on this node (metrics). */
+  unsavedActors(): number {
+    let n = 0;
+    for (const w of this.workers.values()) n += w.unsaved;
+    return n;
+  }
+
+  /**
+   * Leaves the group. `flush: false` leaves unsaved actors unsaved, as a crash would (tests): the
+   * next owner rebuilds them by replay.
+   */
+  async stop(opts: { flush?: boolean } = {}): Promise<void> {
     await this.consumer?.stop();
     this.consumer = null;
+    // Save what only memory holds, so the next owner starts without a replay. Fenced (a no-op)
+    // when another member already moved a partition on: it rebuilt those actors itself.
+    if (opts.flush !== false) await Promise.all([...this.workers.values()].map((w) => w.flush().catch(() => false)));
     for (const w of this.workers.values()) w.reset();
     this.workers.clear();
     if (this.system) stopActorSystem(this.system);

@@ -108,6 +108,10 @@ export const CommandInbox = defineEntity({
   properties: {
     key: p.string().primary(),
     reply: p.json(),
+    /** The record that first applied the command (a replay applies exactly that one). */
+    sourceTopic: p.string().fieldName('source_topic').nullable(),
+    sourcePartition: p.integer().fieldName('source_partition').nullable(),
+    sourceOffset: p.bigint().fieldName('source_offset').nullable(),
     createdAt: p.datetime().fieldName('created_at'),
   },
 });
@@ -133,6 +137,8 @@ export const ConsumerOffset = defineEntity({
     topic: p.string().primary(),
     partition: p.integer().primary(),
     nextOffset: p.bigint().fieldName('next_offset'),
+    /** Where recovery starts reading to rebuild actors newer than their snapshots (null: next_offset). */
+    replayFrom: p.bigint().fieldName('replay_from').nullable(),
     owner: p.string(),
     updatedAt: p.datetime().fieldName('updated_at'),
   },

@@ -1,6 +1,6 @@
 // The runtime's store on MikroORM: offsets (fenced), actor snapshots, the command inbox and dead
 // letters, committed in the same transaction as a batch's effects.
-import type { CommitArgs, DeadLetterRow, RuntimeStore } from '../runtime/store-port.ts';
+import type { CommitArgs, DeadLetterRow, ReplayFacts, RuntimeStore, StoredPosition, StoredSnapshot } from '../runtime/store-port.ts';
 import type { StoreTx } from '../runtime/types.ts';
 import type { Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
@@ -34,20 +34,43 @@ export class SqlRuntimeStore implements RuntimeStore {
     return rows.length ? BigInt(rows[0].n) : null;
   }
 
+  async loadPosition(groupId: string, topic: string, partition: number): Promise<StoredPosition | null> {
+    const rows = await this.run('select next_offset::text as n, replay_from::text as r from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
+    if (!rows.length) return null;
+    const next = BigInt(rows[0].n);
+    const from = rows[0].r === null || rows[0].r === undefined ? next : BigInt(rows[0].r);
+    return { next, replayFrom: from < next ? from : next };
+  }
+
   async resetOffset(groupId: string, topic: string, partition: number, next: bigint, owner: string): Promise<void> {
     await this.run(
-      `insert into consumer_offsets (group_id, topic, partition, next_offset, owner, updated_at) values (?, ?, ?, ?, ?, now())
-       on conflict (group_id, topic, partition) do update set next_offset = excluded.next_offset, owner = excluded.owner, updated_at = now()`,
+      `insert into consumer_offsets (group_id, topic, partition, next_offset, replay_from, owner, updated_at) values (?, ?, ?, ?, null, ?, now())
+       on conflict (group_id, topic, partition) do update set next_offset = excluded.next_offset, replay_from = null, owner = excluded.owner, updated_at = now()`,
       [groupId, topic, partition, next.toString(), owner],
     );
   }
 
-  async loadSnapshots(kind: string, keys: string[]): Promise<Map<string, unknown>> {
-    const out = new Map<string, unknown>();
+  async loadSnapshots(kind: string, keys: string[]): Promise<Map<string, StoredSnapshot>> {
+    const out = new Map<string, StoredSnapshot>();
     if (!keys.length) return out;
-    const rows = await this.run('select key, state from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
-    for (const r of rows) out.set(r.key, typeof r.state === 'string' ? JSON.parse(r.state) : r.state);
+    const rows = await this.run('select key, state, next_offset::text as n from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
+    for (const r of rows) out.set(r.key, { state: typeof r.state === 'string' ? JSON.parse(r.state) : r.state, next: BigInt(r.n) });
     return out;
+  }
+
+  async replayFacts(topic: string, partition: number, ids: string[], offsets: bigint[]): Promise<ReplayFacts> {
+    const appliedAt = new Map<string, bigint | null>();
+    const poisoned = new Set<bigint>();
+    if (ids.length) {
+      const rows = await this.run('select key, source_topic as t, source_partition as p, source_offset::text as o from command_inbox where key in (?)', [ids]);
+      for (const r of rows) appliedAt.set(r.key, r.t === topic && Number(r.p) === partition && r.o !== null ? BigInt(r.o) : null);
+    }
+    if (offsets.length) {
+      const sources = offsets.map((o) => `${topic}/${partition}@${o}`);
+      const rows = await this.run("select source from dead_letters where source in (?) and reason like 'decider failed:%'", [sources]);
+      for (const r of rows) poisoned.add(BigInt(String(r.source).slice(String(r.source).lastIndexOf('@') + 1)));
+    }
+    return { appliedAt, poisoned };
   }
 
   async findInbox(keys: string[]): Promise<Map<string, unknown>> {
@@ -72,10 +95,10 @@ export class SqlRuntimeStore implements RuntimeStore {
     const statements: string[] = [];
     const push = (sql: string, params: unknown[] = []) => { statements.push(formatQuery(platform as any, sql, params)); };
     push(
-      `with moved as (update consumer_offsets set next_offset = ?, owner = ?, updated_at = now()
+      `with moved as (update consumer_offsets set next_offset = ?, replay_from = ?, owner = ?, updated_at = now()
          where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
        select 1 / (select count(*)::int from moved) as fenced_unless_one`,
-      [a.next.toString(), a.owner, a.groupId, a.topic, a.partition, a.expectedNext.toString()],
+      [a.next.toString(), a.replayFrom < a.next ? a.replayFrom.toString() : null, a.owner, a.groupId, a.topic, a.partition, a.expectedNext.toString()],
     );
     await a.effects({ execute: async (sql, params) => { push(sql, params ?? []); return []; } });
     if (a.snapshots.length) {
@@ -89,9 +112,10 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     if (a.inbox.length) {
       push(
-        `insert into command_inbox (key, reply, created_at) select t.key, t.reply, now() from jsonb_to_recordset(?::jsonb) as t(key text, reply jsonb)
+        `insert into command_inbox (key, reply, source_topic, source_partition, source_offset, created_at)
+         select t.key, t.reply, ?, ?, t.o, now() from jsonb_to_recordset(?::jsonb) as t(key text, reply jsonb, o bigint)
          on conflict (key) do nothing`,
-        [toJson(a.inbox)],
+        [a.topic, a.partition, toJson(a.inbox.map((r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() })))],
       );
     }
     for (const d of a.deadLetters) {

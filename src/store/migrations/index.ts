@@ -8,6 +8,7 @@ import { Migration20261123100000 } from './Migration20261123100000.ts';
 import { Migration20261123200000 } from './Migration20261123200000.ts';
 import { Migration20261123300000 } from './Migration20261123300000.ts';
 import { Migration20261123400000 } from './Migration20261123400000.ts';
+import { Migration20261123500000 } from './Migration20261123500000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -19,4 +20,5 @@ export const migrationsList = [
   { name: 'Migration20261123200000', class: Migration20261123200000 },
   { name: 'Migration20261123300000', class: Migration20261123300000 },
   { name: 'Migration20261123400000', class: Migration20261123400000 },
+  { name: 'Migration20261123500000', class: Migration20261123500000 },
 ];
