@@ -227,15 +227,23 @@ test('kafka: actors newer than their snapshots are rebuilt by replay after a cra
   await bus1.close();
 
   const bus2 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ck2' });
-  const b = await rig(bus2, { url: db.url }, prefix);
+  const b = await rig(bus2, { url: db.url }, prefix, undefined, { everyBatches: 1_000_000, maxAgeMs: 300 });
   t.teardown(async () => { await b.close(); await bus2.close(); await db.drop(); });
+  // No new command yet: the new owner starts reading where replay must begin (the group position
+  // the old owner committed), rebuilds the unsaved actors at once and checkpoints them when idle.
+  const ns = (x: Record<string, Counter>) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v.n]));
+  let rebuilt: Record<string, Counter> = {};
+  for (let i = 0; i < 200 && JSON.stringify(ns(rebuilt)) !== JSON.stringify({ k0: 13, k1: 5, k2: 8 }); i++) { await new Promise((r) => setTimeout(r, 50)); rebuilt = await counters(b); }
+  t.deepEqual(ns(rebuilt), { k0: 13, k1: 5, k2: 8 }, 'rebuilt and saved without any new command');
+  t.deepEqual(b.effects, [], 'the rebuild wrote no effect');
   t.deepEqual(await ask(b, 'k0', 1, 40), { n: 14 });
   t.deepEqual(await ask(b, 'k1', 1, 41), { n: 6 }, 'the command that threw is skipped again; its half-change is not replayed');
   t.deepEqual(await ask(b, 'k2', 1, 42), { n: 9 });
   t.deepEqual(await ask(b, 'k0', 10, 20, 'once'), { n: 13 }, 'still answered from the inbox');
   t.deepEqual(b.effects.map((e) => e.key), ['k0', 'k1', 'k2'], 'the replay wrote no effect; only the new commands did');
   t.true(effectsBefore >= 8);
-  const snaps = await counters(b);
+  let snaps = await counters(b);
+  for (let i = 0; i < 200 && snaps.k2?.n !== 9; i++) { await new Promise((r) => setTimeout(r, 50)); snaps = await counters(b); }
   t.deepEqual(snaps.k0.seen, [0, 3, 6, 20, 40]);
   t.deepEqual(snaps.k1.seen, [1, 4, 7, 32, 33, 41]);
   t.deepEqual(snaps.k2.seen, [2, 5, 8, 30, 42]);

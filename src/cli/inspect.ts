@@ -39,7 +39,11 @@ export async function inspectActor(ctx: OpsContext, kindName: string, key: strin
   const replayed: InspectResult['replayed'] = [];
   const seenIds = new Set<string>();
   const envs = mine.map((m) => { try { return JSON.parse(m.value) as Envelope; } catch { return null; } });
-  const inbox = await ctx.store.findInbox([...new Set(envs.map((e) => e?.id).filter((x): x is string => !!x))]);
+  const ids = [...new Set(envs.map((e) => e?.id).filter((x): x is string => !!x))];
+  const inbox = await ctx.store.findInbox(ids);
+  // As a replay decides: an id in the inbox was applied by the record it names (run that one
+  // again) and answered for every other; a record whose decider threw was dead-lettered.
+  const facts = await ctx.store.replayFacts(kind.topic, partition, ids, mine.map((m) => m.offset));
   mine.forEach((m, i) => {
     const env = envs[i];
     let cmd: any;
@@ -51,7 +55,12 @@ export async function inspectActor(ctx: OpsContext, kindName: string, key: strin
       return;
     }
     const command = String(cmd?.type ?? '?');
-    if (env!.id && (inbox.has(env!.id) || seenIds.has(env!.id))) {
+    if (facts.poisoned.has(m.offset)) {
+      replayed.push({ offset: m.offset.toString(), command, answered_from_inbox: false, events: [], error: 'dead-lettered: its decider threw' });
+      return;
+    }
+    const appliedHere = !!env!.id && facts.appliedAt.get(env!.id) === m.offset;
+    if (env!.id && !appliedHere && (inbox.has(env!.id) || seenIds.has(env!.id))) {
       replayed.push({ offset: m.offset.toString(), command, answered_from_inbox: true, events: [], reply: inbox.get(env!.id) });
       return;
     }

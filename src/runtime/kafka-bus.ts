@@ -230,7 +230,9 @@ export class KafkaBus implements Bus {
           return;
         }
         resolveOffset(batch.messages[batch.messages.length - 1].offset);
-        const next = (records[records.length - 1].offset + 1n).toString();
+        const end = records[records.length - 1].offset + 1n;
+        // The group's committed position is where the next owner starts fetching: where replay must begin.
+        const next = (outcome.resumeFrom !== undefined && outcome.resumeFrom < end ? outcome.resumeFrom : end).toString();
         dirty.set(`${batch.topic}:${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: next });
       },
     });

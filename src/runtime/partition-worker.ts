@@ -149,7 +149,7 @@ export class PartitionWorker {
     const expected = this.expectedNext;
     const from = this.replayNext ?? expected;
     const fresh = batch.records.filter((r) => r.offset >= from);
-    if (!fresh.length) return { done: true };
+    if (!fresh.length) return { done: true, resumeFrom: this.resumeFrom() };
     if (fresh[0].offset > from) {
       if (this.soughtTo !== from) { this.soughtTo = from; return { seek: from }; }
       // Sought once and still past it: the log no longer holds those records (retention). Go on
@@ -161,9 +161,10 @@ export class PartitionWorker {
       const last = fresh[fresh.length - 1].offset;
       this.replayNext = last + 1n < expected ? last + 1n : null;
       if (this.replayNext === null) this.snapshotAt.clear();
+      this.armIdleCheckpoint(); // rebuilt actors are saved even if no new record comes
     }
     const records = fresh.filter((r) => r.offset >= expected);
-    if (!records.length) return { done: true };
+    if (!records.length) return { done: true, resumeFrom: this.resumeFrom() };
     if (records[0].offset > expected && this.soughtTo !== expected) {
       d.log.error({ topic: this.topic, partition: this.partition, from: String(expected), to: String(records[0].offset) }, 'records gone from the log before they were processed');
     }
@@ -242,7 +243,17 @@ export class PartitionWorker {
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
     if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
     if (deadLetters.length) d.metrics?.deadLetters?.(this.topic, deadLetters.length);
-    return { done: true };
+    return { done: true, resumeFrom: this.resumeFrom() };
+  }
+
+  /**
+   * Where a member taking this partition over must start reading: the first record an unsaved actor
+   * (or the replay still under way) needs. A durable bus commits it as the group's position, so that
+   * the new owner rebuilds those actors at once, even when no new record arrives.
+   */
+  private resumeFrom(): bigint {
+    const pending = this.replayNext ?? this.expectedNext!;
+    return this.oldestUnsaved(pending);
   }
 
   private poisoned(at: InRecord, err: Error): BatchOutcome {

@@ -18,8 +18,12 @@ export interface Batch {
   records: InRecord[];
 }
 
-/** What a batch handler asks the bus to do next. */
-export type BatchOutcome = { done: true } | { seek: bigint };
+/**
+ * What a batch handler asks the bus to do next. `resumeFrom`: where a member that takes the
+ * partition over must start reading (records below the next offset that rebuild unsaved state);
+ * a durable bus commits it as the group's position instead of the batch's end.
+ */
+export type BatchOutcome = { done: true; resumeFrom?: bigint } | { seek: bigint };
 
 export interface ConsumerHandle {
   stop(): Promise<void>;
