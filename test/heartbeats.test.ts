@@ -137,8 +137,10 @@ test.serial('an expiry claimed by a node that died is taken over after the lease
   await db.execute(
     `update clob_heartbeats set state = 'expiring', claimed_by = 'dead-node', claimed_at = now() - interval '1 hour',
        last_seen_at = now() - interval '1 hour', expires_at = now() - interval '1 hour' where wallet = ?`, [kp.publicKey.toBase58()]);
-  await until('the takeover', async () => (await statuses(tok))[id] === 'CANCELED');
-  const row = (await db.execute('select state, claimed_by, cancelled from clob_heartbeats where wallet = ?', [kp.publicKey.toBase58()]))[0];
+  // The order is cancelled (the book's commit), then the claim is closed once the answer is back.
+  const claim = async () => (await db.execute('select state, claimed_by, cancelled from clob_heartbeats where wallet = ?', [kp.publicKey.toBase58()]))[0];
+  await until('the takeover', async () => (await statuses(tok))[id] === 'CANCELED' && (await claim()).state !== 'expiring');
+  const row = await claim();
   t.is(row.state, 'expired');
   t.not(row.claimed_by, 'dead-node');
   t.is(row.cancelled, 1);
