@@ -17,6 +17,7 @@ import { startProcessNode, type ProcessNode } from '../test/helpers/process-node
 import { OutcomeTokens } from '../test/helpers/chain-market.ts';
 import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
+import { cpuMeter, pidsOf } from './cpu.ts';
 
 const [nOrders = 3000, nNodes = 3, concurrency = 48, nMarkets = 12] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;
@@ -123,6 +124,11 @@ for (let i = 0; i < nodes.length * 4; i++) {
 const lat: number[] = [];
 const statuses = new Map<string, number>();
 let next = 0;
+// CPU per order of each part of the system during the HTTP phase (the broker: every kafka.Kafka on this machine).
+const meter = cpuMeter({
+  nodes: () => nodes.map((n) => n.child.pid!), postgres: () => pidsOf(['-x', 'postgres']),
+  broker: () => pidsOf(['-f', 'kafka.Kafka']), bench: () => [process.pid],
+});
 const t0 = performance.now();
 await Promise.all(Array.from({ length: concurrency }, async (_, c) => {
   while (next < bodies.length) {
@@ -137,6 +143,7 @@ await Promise.all(Array.from({ length: concurrency }, async (_, c) => {
   }
 }));
 const httpSecs = (performance.now() - t0) / 1000;
+const cpu = meter.stop();
 const c = new pg.Client({ connectionString: db.url });
 await c.connect();
 const acked = [...statuses].filter(([k]) => !/^\d/.test(k)).reduce((a, [, v]) => a + v, 0);
@@ -181,6 +188,9 @@ console.table([
   { path: '… until every acknowledged order is on the ledger', 'req/s': Math.round(acked / e2eSecs), 'p50 ms': '', 'p99 ms': '' },
 ]);
 console.table([{ 'orders / raw': (bodies.length / httpSecs / raw.perSec).toFixed(3), acknowledged: acked, 'on ledger': onLedger, trades, answers: JSON.stringify(Object.fromEntries(statuses)) }]);
+const machine = cpu.seconds * cpu.cores;
+console.table(Object.entries(cpu.used).map(([part, secs]) => ({ 'HTTP phase': part, 'CPU ms / order': (secs * 1000 / bodies.length).toFixed(2), 'share of the machine': `${(100 * secs / machine).toFixed(0)}%` }))
+  .concat([{ 'HTTP phase': `all (${cpu.cores} cores)`, 'CPU ms / order': (Object.values(cpu.used).reduce((a, b) => a + b, 0) * 1000 / bodies.length).toFixed(2), 'share of the machine': `${(100 * Object.values(cpu.used).reduce((a, b) => a + b, 0) / machine).toFixed(0)}%` }]));
 console.table([{ 'partitions orphaned by SIGKILL': owned.length, 'taken over': takeover.length, 'p50 ms': pct(takeover, 0.5), 'max ms': Math.max(0, ...takeover) }]);
 
 for (const n of nodes.slice(0, -1)) await n.kill('SIGTERM');

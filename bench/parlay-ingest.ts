@@ -3,13 +3,12 @@
 // event loop (SERVICE_NODE_OPTIONS is handed to it, e.g. `--cpu-prof` to profile it).
 // Usage: npx tsx bench/parlay-ingest.ts [events=20000] [txPerDelivery=250] [concurrency=8]
 //   KAFKA_BROKERS=127.0.0.1:19092 to go through the real broker instead of the in-process bus.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Keypair } from '@solana/web3.js';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { startProcessNode } from '../test/helpers/process-node.ts';
 import { parlayCreated, rawTx } from '../test/helpers/events.ts';
+import { cpuMeter, pidsOf } from './cpu.ts';
 
 const [events = 20_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
 const db = await freshDatabase('bench');
@@ -26,13 +25,7 @@ for (let i = 0; i < events; i += perDelivery) {
   for (let j = i; j < Math.min(events, i + perDelivery); j++) txs.push(rawTx(`sig-${j}`, 10_000 + j, [parlayCreated(j + 1, users[j % users.length], 10_000 + j)]));
   deliveries.push(JSON.stringify(txs));
 }
-/** CPU seconds used so far by these processes (Linux /proc; clock ticks of 10 ms). */
-const cpuOf = (pids: number[]) => pids.reduce((s, pid) => {
-  try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return s + (Number(f[11]) + Number(f[12])) / 100; } catch { return s; }
-}, 0);
-const postgresPids = () => { try { return execFileSync('pgrep', ['-x', 'postgres']).toString().trim().split('\n').map(Number); } catch { return []; } };
-const pgPids = postgresPids();
-const cpu0 = { service: cpuOf([node.child.pid!]), pg: cpuOf(pgPids) };
+const meter = cpuMeter({ service: () => [node.child.pid!], pg: () => pidsOf(['-x', 'postgres']) });
 const started = performance.now();
 let next = 0;
 const latencies: number[] = [];
@@ -47,7 +40,8 @@ await Promise.all(Array.from({ length: concurrency }, async () => {
   }
 }));
 const secs = (performance.now() - started) / 1000;
-const cpu = { service: cpuOf([node.child.pid!]) - cpu0.service, pg: cpuOf(pgPids) - cpu0.pg };
+const measured = meter.stop();
+const cpu = measured.used;
 // The service's memory at the end: live actors and the V8 heap in use (its own /metrics).
 const metricsText = await (await fetch(`${node.url}/metrics`)).text();
 const metric = (re: RegExp) => [...metricsText.matchAll(re)].reduce((s, m) => s + Number(m[1]), 0);
@@ -74,7 +68,7 @@ await c.end();
 latencies.sort((a, b) => a - b);
 const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1);
 console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s, service in its own process)', kafka ? 'kafka' : 'in-process');
-console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99), 'service CPU µs/event': Math.round((cpu.service * 1e6) / events), 'PostgreSQL CPU µs/event': Math.round((cpu.pg * 1e6) / events), 'live actors': liveActors, 'heap used MB': heapMb }]);
+console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99), 'service CPU µs/event': Math.round((cpu.service * 1e6) / events), 'PostgreSQL CPU µs/event': Math.round((cpu.pg * 1e6) / events), 'machine busy': `${Math.round((100 * measured.machineBusy) / (measured.seconds * measured.cores))}%`, 'live actors': liveActors, 'heap used MB': heapMb }]);
 console.log('PostgreSQL alone, the same rows generated in the server (one statement per table, no service): %s s, %s events/s', floorSecs.toFixed(2), Math.round(events / floorSecs).toLocaleString());
 await node.kill('SIGTERM');
 await db.drop();

@@ -53,7 +53,12 @@ export class SqlRuntimeStore implements RuntimeStore {
   async loadSnapshots(kind: string, keys: string[]): Promise<Map<string, StoredSnapshot>> {
     const out = new Map<string, StoredSnapshot>();
     if (!keys.length) return out;
-    const rows = await this.run('select key, state, next_offset::text as n from actor_snapshots where kind = ? and key in (?)', [kind, keys]);
+    // One primary-key lookup per key, whatever the planner's statistics say (`limit 1` keeps the
+    // lateral lookup from being flattened into a join): with `key in (…)`, a table that grew since
+    // its last ANALYZE was scanned whole for every batch.
+    const rows = await this.run(
+      `select s.key, s.state, s.next_offset::text as n from unnest(array[?]::text[]) as k(key)
+       cross join lateral (select key, state, next_offset from actor_snapshots where kind = ? and key = k.key limit 1) s`, [keys, kind]);
     for (const r of rows) out.set(r.key, { state: typeof r.state === 'string' ? JSON.parse(r.state) : r.state, next: BigInt(r.n) });
     return out;
   }
