@@ -40,6 +40,10 @@ export class LedgerRelay {
 
   async drainOnce(): Promise<number> {
     return (this.orm.em.fork() as any).transactional(async (em: any) => {
+      // Both statements are served by the partial index of unpublished rows. Without fresh planner
+      // statistics (a table grown since its last ANALYZE) they were planned as scans of the whole
+      // ledger, on every drain: forbid that for this transaction.
+      await em.execute('set local enable_seqscan = off');
       const rows: LedgerRow[] = await em.execute(
         `with pending as materialized (select distinct market from ledger_messages where not published limit 100),
            locked as materialized (select market from pending where pg_try_advisory_xact_lock(hashtext('ledger:' || market)))
