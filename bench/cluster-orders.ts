@@ -4,6 +4,7 @@
 // Usage: npx tsx bench/cluster-orders.ts [orders=3000] [nodes=3] [concurrency=48] [markets=12]
 //   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
 //   KEEP_DB=1 keeps the cluster's database for inspection (its URL is printed).
+//   PROFILE_NODES=1 writes each node's CPU profile to /tmp/nprof; SERVICE_NODE_OPTIONS is handed to the nodes (e.g. --perf-basic-prof).
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
@@ -86,6 +87,7 @@ const env = {
   SOLANA_RPC_URL: chain.url, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(), CLOB_DELEGATE: Keypair.generate().publicKey.toBase58(),
   DATABASE_POOL_MAX: '8', CLOB_TOKEN_TTL_SECONDS: '3600',
   ...(process.env.PROFILE_NODES ? { NODE_OPTIONS: '--cpu-prof --cpu-prof-dir=/tmp/nprof' } : {}),
+  ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
 };
 const nodes: ProcessNode[] = [];
 for (let i = 0; i < nNodes; i++) nodes.push(await startProcessNode({ ...env, NODE_ID: `bench-${i + 1}` }));
@@ -191,6 +193,11 @@ console.table([{ 'orders / raw': (bodies.length / httpSecs / raw.perSec).toFixed
 const machine = cpu.seconds * cpu.cores;
 console.table(Object.entries(cpu.used).map(([part, secs]) => ({ 'HTTP phase': part, 'CPU ms / order': (secs * 1000 / bodies.length).toFixed(2), 'share of the machine': `${(100 * secs / machine).toFixed(0)}%` }))
   .concat([{ 'HTTP phase': `all (${cpu.cores} cores)`, 'CPU ms / order': (Object.values(cpu.used).reduce((a, b) => a + b, 0) * 1000 / bodies.length).toFixed(2), 'share of the machine': `${(100 * Object.values(cpu.used).reduce((a, b) => a + b, 0) / machine).toFixed(0)}%` }]));
+// The goal (10,000 orders/s) as hardware: the cores these measured costs per order would need.
+const perOrder = (secs: number) => secs / bodies.length;
+console.log('at these costs, 10,000 orders/s needs about %s cores busy: %s (this machine: %s cores)',
+  (Object.values(cpu.used).reduce((a, b) => a + b, 0) * 10_000 / bodies.length).toFixed(0),
+  Object.entries(cpu.used).map(([part, secs]) => `${part} ${(perOrder(secs) * 10_000).toFixed(0)}`).join(', '), cpu.cores);
 console.table([{ 'partitions orphaned by SIGKILL': owned.length, 'taken over': takeover.length, 'p50 ms': pct(takeover, 0.5), 'max ms': Math.max(0, ...takeover) }]);
 
 for (const n of nodes.slice(0, -1)) await n.kill('SIGTERM');

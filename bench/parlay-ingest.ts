@@ -70,6 +70,12 @@ const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p *
 console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s, service in its own process)', kafka ? 'kafka' : 'in-process');
 console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99), 'service CPU µs/event': Math.round((cpu.service * 1e6) / events), 'PostgreSQL CPU µs/event': Math.round((cpu.pg * 1e6) / events), 'machine busy': `${Math.round((100 * measured.machineBusy) / (measured.seconds * measured.cores))}%`, 'live actors': liveActors, 'heap used MB': heapMb }]);
 console.log('PostgreSQL alone, the same rows generated in the server (one statement per table, no service): %s s, %s events/s', floorSecs.toFixed(2), Math.round(events / floorSecs).toLocaleString());
+// The goal (20,000 events/s) as hardware: the cores these measured costs per event would need.
+const goal = 20_000;
+const coresFor = (secs: number) => (secs / events) * goal;
+console.log('at these costs, %s events/s needs about %s cores busy: service %s, PostgreSQL %s, the rest of the machine %s (this machine: %s cores)',
+  goal.toLocaleString(), coresFor(measured.machineBusy).toFixed(1), coresFor(cpu.service).toFixed(1), coresFor(cpu.pg).toFixed(1),
+  coresFor(Math.max(0, measured.machineBusy - cpu.service - cpu.pg)).toFixed(1), measured.cores);
 await node.kill('SIGTERM');
 await db.drop();
 process.exit(n === events ? 0 : 1);

@@ -166,6 +166,33 @@ test('asks nobody answers time out; in one call, the answered ones still resolve
   }
 });
 
+test('in-process bus: records every group has read are dropped; a lagging group still gets all of its own', async (t) => {
+  const bus = new MemoryBus(1);
+  await bus.ensureTopics([{ topic: 'log', partitions: 1 }]);
+  const read = { fast: [] as number[], slow: [] as number[] };
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  const fast = await bus.consume({ groupId: 'fast', topics: ['log'], fromBeginning: true, onBatch: async (b) => { for (const r of b.records) read.fast.push(Number(r.value)); return { done: true }; } });
+  const slow = await bus.consume({ groupId: 'slow', topics: ['log'], fromBeginning: true, onBatch: async (b) => { await held; for (const r of b.records) read.slow.push(Number(r.value)); return { done: true }; } });
+  const until = async (ok: () => boolean) => { for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 5)); t.true(ok()); };
+  try {
+    for (let i = 0; i < 3000; i += 100) await bus.send('log', Array.from({ length: 100 }, (_, j) => ({ key: 'k', value: String(i + j) })));
+    await until(() => read.fast.length === 3000);
+    t.is((await bus.offsets('log'))[0].low, 0n, 'nothing dropped while a group has not read it');
+    release();
+    await until(() => read.slow.length === 3000);
+    await bus.send('log', [{ key: 'k', value: '3000' }]);
+    await until(() => read.fast.length === 3001 && read.slow.length === 3001);
+    t.true((await bus.offsets('log'))[0].low >= 2048n, 'what both groups read is dropped');
+    t.is((await bus.offsets('log'))[0].high, 3001n);
+    t.deepEqual(read.slow, Array.from({ length: 3001 }, (_, i) => i));
+    t.deepEqual(read.fast, read.slow);
+  } finally {
+    await fast.stop();
+    await slow.stop();
+  }
+});
+
 test('idle actors are stopped past the live limit and come back from their snapshots unchanged', async (t) => {
   const db = await freshDatabase();
   const r = await rig(new MemoryBus(3), db, `pv${randomBytes(3).toString('hex')}.`, 2);
