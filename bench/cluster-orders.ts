@@ -191,12 +191,13 @@ console.table([
 ]);
 console.table([{ 'orders / raw': (bodies.length / httpSecs / raw.perSec).toFixed(3), acknowledged: acked, 'on ledger': onLedger, trades, answers: JSON.stringify(Object.fromEntries(statuses)) }]);
 const machine = cpu.seconds * cpu.cores;
+const cpuAll = Object.values(cpu.used).reduce((a, b) => a + b, 0);
 console.table(Object.entries(cpu.used).map(([part, secs]) => ({ 'HTTP phase': part, 'CPU ms / order': (secs * 1000 / bodies.length).toFixed(2), 'share of the machine': `${(100 * secs / machine).toFixed(0)}%` }))
-  .concat([{ 'HTTP phase': `all (${cpu.cores} cores)`, 'CPU ms / order': (Object.values(cpu.used).reduce((a, b) => a + b, 0) * 1000 / bodies.length).toFixed(2), 'share of the machine': `${(100 * Object.values(cpu.used).reduce((a, b) => a + b, 0) / machine).toFixed(0)}%` }]));
+  .concat([{ 'HTTP phase': `all (${cpu.cores} cores)`, 'CPU ms / order': (cpuAll * 1000 / bodies.length).toFixed(2), 'share of the machine': `${(100 * cpuAll / machine).toFixed(0)}%` }]));
 // The goal (10,000 orders/s) as hardware: the cores these measured costs per order would need.
 const perOrder = (secs: number) => secs / bodies.length;
 console.log('at these costs, 10,000 orders/s needs about %s cores busy: %s (this machine: %s cores)',
-  (Object.values(cpu.used).reduce((a, b) => a + b, 0) * 10_000 / bodies.length).toFixed(0),
+  (cpuAll * 10_000 / bodies.length).toFixed(0),
   Object.entries(cpu.used).map(([part, secs]) => `${part} ${(perOrder(secs) * 10_000).toFixed(0)}`).join(', '), cpu.cores);
 console.table([{ 'partitions orphaned by SIGKILL': owned.length, 'taken over': takeover.length, 'p50 ms': pct(takeover, 0.5), 'max ms': Math.max(0, ...takeover) }]);
 
