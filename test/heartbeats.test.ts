@@ -9,7 +9,8 @@ import { bearer, createMarket, order } from './helpers/clob.ts';
 import { clobWorld, U, type ClobWorld } from './helpers/clob-world.ts';
 import type { ServiceNode } from '../src/node.ts';
 
-const TIMEOUT_MS = 1500;
+// Generous against a loaded CI machine: a heartbeat every 300 ms must never leave a gap this long.
+const TIMEOUT_MS = 2500;
 let w: ClobWorld;
 let n1: ServiceNode;
 let n2: ServiceNode;
@@ -77,6 +78,10 @@ test.serial('a silent wallet loses its resting orders once, on one node, with re
   t.truthy(hb.body.expires_at);
   t.is((await call(n2.url, 'POST', '/v1/heartbeats', { token: silent.tok })).status, 200);
   t.is((await call(n2.url, 'POST', '/v1/heartbeats', { token: beating.tok })).status, 200);
+  // `beating` keeps its heartbeats going from now on (alternating nodes), well past the timeout;
+  // `silent` stops after its orders are placed.
+  let keep = true;
+  const beat = (async () => { let i = 0; while (keep) { await sleep(300); await call((i++ % 2 ? n1 : n2).url, 'POST', '/v1/heartbeats', { token: beating.tok }); } })();
   const silentOrders = [
     await place(n1, silent.tok, order(silent.kp, w.market.yes_token_id, 'BUY', '0.20', '5')),
     await place(n2, silent.tok, order(silent.kp, w.market.no_token_id, 'BUY', '0.10', '5')),
@@ -85,9 +90,6 @@ test.serial('a silent wallet loses its resting orders once, on one node, with re
   const beatingOrder = await place(n1, beating.tok, order(beating.kp, w.market.yes_token_id, 'BUY', '0.21', '5'));
   const neverOrder = await place(n2, never.tok, order(never.kp, w.market.yes_token_id, 'BUY', '0.22', '5'));
 
-  // `beating` keeps its heartbeats going (alternating nodes) well past the timeout; `silent` stops.
-  let keep = true;
-  const beat = (async () => { let i = 0; while (keep) { await call((i++ % 2 ? n1 : n2).url, 'POST', '/v1/heartbeats', { token: beating.tok }); await sleep(300); } })();
   await until('the silent wallet\'s orders to be cancelled', async () => Object.values(await statuses(silent.tok)).filter((s) => s === 'CANCELED').length === 3);
   await sleep(TIMEOUT_MS + 500);
   keep = false;
