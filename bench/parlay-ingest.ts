@@ -3,11 +3,10 @@
 // event loop (SERVICE_NODE_OPTIONS is handed to it, e.g. `--cpu-prof` to profile it).
 // Usage: npx tsx bench/parlay-ingest.ts [events=20000] [txPerDelivery=250] [concurrency=8]
 //   KAFKA_BROKERS=127.0.0.1:19092 to go through the real broker instead of the in-process bus.
-import { Keypair } from '@solana/web3.js';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { startProcessNode } from '../test/helpers/process-node.ts';
-import { parlayCreated, rawTx } from '../test/helpers/events.ts';
+import { deliverAll, makeDeliveries } from './webhook-load.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
 
 const [events = 20_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
@@ -15,30 +14,13 @@ const db = await freshDatabase('bench');
 const kafka = process.env.KAFKA_BROKERS;
 const node = await startProcessNode({
   DATABASE_URL: db.url, PLATFORM_JWT_SECRET: 's', PARLAY_WEBHOOK_AUTH_SECRET: 'w', CLOB_JWT_SECRET: 'c', CLOB_INTERNAL_TOKEN: 'i',
-  TOPIC_PREFIX: `b${Date.now()}.`, TOPIC_PARTITIONS: '12', NODE_ID: 'bench', LOG_LEVEL: 'warn', ...(kafka ? { KAFKA_BROKERS: kafka } : {}),
+  TOPIC_PREFIX: `b${Date.now()}.`, TOPIC_PARTITIONS: process.env.TOPIC_PARTITIONS ?? '12', NODE_ID: 'bench', LOG_LEVEL: 'warn', ...(kafka ? { KAFKA_BROKERS: kafka } : {}),
   ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
 });
-const users = Array.from({ length: 500 }, () => Keypair.generate().publicKey);
-const deliveries: string[] = [];
-for (let i = 0; i < events; i += perDelivery) {
-  const txs = [];
-  for (let j = i; j < Math.min(events, i + perDelivery); j++) txs.push(rawTx(`sig-${j}`, 10_000 + j, [parlayCreated(j + 1, users[j % users.length], 10_000 + j)]));
-  deliveries.push(JSON.stringify(txs));
-}
+const deliveries = makeDeliveries(events, perDelivery);
 const meter = cpuMeter({ service: () => [node.child.pid!], pg: () => pidsOf(['-x', 'postgres']) });
 const started = performance.now();
-let next = 0;
-const latencies: number[] = [];
-await Promise.all(Array.from({ length: concurrency }, async () => {
-  while (next < deliveries.length) {
-    const body = deliveries[next++];
-    const t0 = performance.now();
-    const r = await fetch(`${node.url}/api/parlays/webhooks/indexer/`, { method: 'POST', headers: { authorization: 'w', 'content-type': 'application/json' }, body });
-    if (r.status !== 200) throw new Error(`delivery failed ${r.status} ${await r.text()}`);
-    await r.arrayBuffer();
-    latencies.push(performance.now() - t0);
-  }
-}));
+const latencies = await deliverAll(`${node.url}/api/parlays/webhooks/indexer/`, deliveries, concurrency);
 const secs = (performance.now() - started) / 1000;
 const measured = meter.stop();
 const cpu = measured.used;
@@ -47,6 +29,8 @@ const metricsText = await (await fetch(`${node.url}/metrics`)).text();
 const metric = (re: RegExp) => [...metricsText.matchAll(re)].reduce((s, m) => s + Number(m[1]), 0);
 const liveActors = metric(/^runtime_actors\{[^}]*\} (\d+)/gm);
 const heapMb = Math.round(metric(/^nodejs_heap_size_used_bytes\{[^}]*\} ([\d.e+]+)/gm) / 2 ** 20);
+// Commands per partition batch (each batch is one PostgreSQL commit): fixed costs per commit amortise over these.
+const perBatch = metric(/^runtime_records_total\{[^}]*topic="[^"]*parlay[^"]*"[^}]*\} (\d+)/gm) / Math.max(1, metric(/^runtime_batch_duration_seconds_count\{[^}]*topic="[^"]*parlay[^"]*"[^}]*\} (\d+)/gm));
 const c = new pg.Client({ connectionString: db.url });
 await c.connect();
 const [{ n }] = (await c.query('select count(*)::int as n from parlays')).rows;
@@ -68,7 +52,7 @@ await c.end();
 latencies.sort((a, b) => a - b);
 const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))].toFixed(1);
 console.log('\nwebhook → queryable parlay (PostgreSQL, bus: %s, service in its own process)', kafka ? 'kafka' : 'in-process');
-console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99), 'service CPU µs/event': Math.round((cpu.service * 1e6) / events), 'PostgreSQL CPU µs/event': Math.round((cpu.pg * 1e6) / events), 'machine busy': `${Math.round((100 * measured.machineBusy) / (measured.seconds * measured.cores))}%`, 'live actors': liveActors, 'heap used MB': heapMb }]);
+console.table([{ events, queryable: n, tx_per_delivery: perDelivery, concurrency, seconds: secs.toFixed(2), 'events/s': Math.round(events / secs), 'delivery p50 ms': q(0.5), 'delivery p99 ms': q(0.99), 'service CPU µs/event': Math.round((cpu.service * 1e6) / events), 'PostgreSQL CPU µs/event': Math.round((cpu.pg * 1e6) / events), 'machine busy': `${Math.round((100 * measured.machineBusy) / (measured.seconds * measured.cores))}%`, 'commands/commit': Math.round(perBatch), 'live actors': liveActors, 'heap used MB': heapMb }]);
 console.log('PostgreSQL alone, the same rows generated in the server (one statement per table, no service): %s s, %s events/s', floorSecs.toFixed(2), Math.round(events / floorSecs).toLocaleString());
 // The goal (20,000 events/s) as hardware: the cores these measured costs per event would need.
 const goal = 20_000;

@@ -1,0 +1,44 @@
+// The least an ingest path can do, as a bare HTTP server (no actors, no bus, no offsets, no
+// snapshots, no idempotency): used by bench/ingest-floor.ts to measure this machine's floor.
+//   FLOOR_STAGE=receive  read the body, answer 200
+//   FLOOR_STAGE=decode   + JSON.parse, the webhook schema, Anchor decoding of every transaction
+//   FLOOR_STAGE=write    + the parlays / parlay_legs rows, one transaction per delivery
+import { createServer } from 'node:http';
+import { openOrm, migrate } from '../src/store/orm.ts';
+import { formatQuery } from '../src/store/sql-format.ts';
+import { webhookBody } from '../src/parlay/webhook-schema.ts';
+import { decodeTransaction } from '../src/parlay/decode.ts';
+import { projectParlays } from '../src/store/projections/parlay.ts';
+import { PARLAY_PROGRAM_ID } from '../src/chain/program.ts';
+
+const stage = process.env.FLOOR_STAGE ?? 'write';
+const url = process.env.DATABASE_URL!;
+const orm = stage === 'write' ? await openOrm({ databaseUrl: url, poolMax: 16 }) : null;
+if (orm) await migrate(orm, url);
+const programId = PARLAY_PROGRAM_ID.toBase58();
+
+async function handle(body: string): Promise<number> {
+  if (stage === 'receive') return 0;
+  const parsed = webhookBody.parse(JSON.parse(body));
+  const txs = Array.isArray(parsed) ? parsed : [parsed];
+  const events: any[] = [];
+  for (const tx of txs) for (const c of decodeTransaction(tx, programId).commands) if (c.target === 'parlay') events.push(c.cmd);
+  if (!orm) return events.length;
+  const platform = orm.em.getPlatform() as any;
+  const statements: string[] = [];
+  await projectParlays({ execute: async (sql, params) => { statements.push(formatQuery(platform, sql, params ?? [])); return []; } }, [{ events } as any]);
+  await (orm.em.getDriver() as any).execute(statements.join(';\n'));
+  return events.length;
+}
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    handle(Buffer.concat(chunks).toString('utf8')).then(
+      (n) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(`{"events":${n}}`); },
+      (e) => { res.writeHead(500); res.end(String(e)); },
+    );
+  });
+});
+server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));

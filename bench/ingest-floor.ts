@@ -1,0 +1,65 @@
+// Benchmark (not a test): this machine's floor for webhook ingest — the same deliveries as
+// bench/parlay-ingest.ts, posted by the same client to a bare server that does only the least any
+// implementation must (receive; + parse, validate and decode; + write the rows), with none of the
+// service's runtime (no actors, bus, offsets, snapshots, idempotency). What the service reaches is
+// bounded by the last row here; the goal (20,000 events/s) is compared with it.
+// Usage: npx tsx bench/ingest-floor.ts [events=60000] [txPerDelivery=250] [concurrency=8]
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import pg from 'pg';
+import { freshDatabase } from '../test/helpers/db.ts';
+import { freePort } from '../test/helpers/process-node.ts';
+import { deliverAll, makeDeliveries } from './webhook-load.ts';
+import { cpuMeter, pidsOf } from './cpu.ts';
+
+const [events = 60_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
+const root = new URL('..', import.meta.url).pathname;
+const deliveries = makeDeliveries(events, perDelivery);
+const goal = 20_000;
+
+async function stage(name: 'receive' | 'decode' | 'write') {
+  const db = name === 'write' ? await freshDatabase('floor') : null;
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ingest-floor-server.ts'], {
+    cwd: root, env: { ...process.env, FLOOR_STAGE: name, PORT: String(port), ...(db ? { DATABASE_URL: db.url } : {}) }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d) => { if (String(d).includes('listening')) resolve(); });
+    child.on('exit', (code) => reject(new Error(`floor server (${name}) exited ${code}`)));
+  });
+  const url = `http://127.0.0.1:${port}/`;
+  await deliverAll(url, deliveries.slice(0, 8), 1); // warm the path (not counted)
+  const meter = cpuMeter({ server: () => [child.pid!], pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });
+  const t0 = performance.now();
+  await deliverAll(url, deliveries.slice(8), concurrency);
+  const secs = (performance.now() - t0) / 1000;
+  const m = meter.stop();
+  const n = events - Math.min(events, 8 * perDelivery);
+  let stored: number | string = '–';
+  if (db) {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    stored = (await c.query('select count(*)::int as n from parlays')).rows[0].n;
+    await c.end();
+  }
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  await db?.drop();
+  const us = (s: number) => Math.round((s * 1e6) / n);
+  const busy = m.machineBusy / (m.seconds * m.cores);
+  return {
+    stage: name, events: n, 'parlays stored (with warm-up)': stored, 'events/s': Math.round(n / secs),
+    'server µs/event': us(m.used.server), 'PostgreSQL µs/event': us(m.used.pg), 'client µs/event': us(m.used.client), 'machine µs/event': us(m.machineBusy),
+    'machine busy': `${Math.round(100 * busy)}%`, 'events/s if the machine were 100% busy': Math.round((m.cores * n) / m.machineBusy),
+  };
+}
+
+const rows = [];
+for (const s of ['receive', 'decode', 'write'] as const) rows.push(await stage(s));
+console.log('\ningest floor on this machine (%s cores): the same deliveries (%s tx each, %s in flight) to a bare server', availableParallelism(), perDelivery, concurrency);
+console.table(rows);
+const write = rows[2];
+console.log('a path that only decodes and writes these rows tops out near %s events/s here (%s µs of machine per event); the goal, %s events/s, needs %s µs per event on %s cores',
+  write['events/s if the machine were 100% busy'].toLocaleString(), write['machine µs/event'], goal.toLocaleString(),
+  Math.round((availableParallelism() * 1e6) / goal), availableParallelism());
+process.exit(write['parlays stored (with warm-up)'] === write.events + Math.min(events, 8 * perDelivery) ? 0 : 1);
