@@ -158,6 +158,22 @@ for (let i = 0; i < 600; i++) {
 const e2eSecs = (performance.now() - t0) / 1000;
 const [{ n: trades }] = (await c.query('select count(*)::int as n from trades')).rows;
 
+// Where an order's time goes: the nodes' mean ask time per topic and HTTP time (their /metrics).
+const sums = new Map<string, { sum: number; count: number }>();
+for (const n of nodes) {
+  const text = await (await fetch(`${n.url}/metrics`)).text();
+  for (const m of text.matchAll(/^(asks_duration_seconds|http_request_duration_seconds|runtime_batch_duration_seconds)_(sum|count)\{([^}]*)\} ([\d.e+-]+)$/gm)) {
+    const labels = Object.fromEntries([...m[3].matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (m[1] === 'http_request_duration_seconds' && !(labels.route === '/v1/order' && labels.method === 'POST')) continue;
+    if (m[1] === 'asks_duration_seconds' && labels.outcome !== 'ok') continue;
+    const what = m[1] === 'asks_duration_seconds' ? `ask ${labels.topic.slice(prefix.length)}`
+      : m[1] === 'runtime_batch_duration_seconds' ? `batch of ${labels.topic.slice(prefix.length)} (one commit)` : `POST /v1/order (${labels.status})`;
+    const e = sums.get(what) ?? { sum: 0, count: 0 };
+    e[m[2] as 'sum' | 'count'] += Number(m[4]);
+    sums.set(what, e);
+  }
+}
+
 // 3. Takeover: SIGKILL one node while orders keep flowing; per orphaned partition, the time until
 // another member commits on it.
 const victim = nodes[nodes.length - 1];
@@ -199,6 +215,8 @@ const perOrder = (secs: number) => secs / bodies.length;
 console.log('at these costs, 10,000 orders/s needs about %s cores busy: %s (this machine: %s cores)',
   (cpuAll * 10_000 / bodies.length).toFixed(0),
   Object.entries(cpu.used).map(([part, secs]) => `${part} ${(perOrder(secs) * 10_000).toFixed(0)}`).join(', '), cpu.cores);
+console.log('where the time of an order goes (the nodes\' /metrics after the HTTP phase, warm-up included; means):');
+console.table([...sums].map(([what, e]) => ({ what, count: e.count, 'mean ms': e.count ? ((1000 * e.sum) / e.count).toFixed(1) : '–' })));
 console.table([{ 'partitions orphaned by SIGKILL': owned.length, 'taken over': takeover.length, 'p50 ms': pct(takeover, 0.5), 'max ms': Math.max(0, ...takeover) }]);
 
 for (const n of nodes.slice(0, -1)) await n.kill('SIGTERM');
