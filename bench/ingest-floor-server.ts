@@ -15,6 +15,8 @@ const stage = process.env.FLOOR_STAGE ?? 'write';
 const url = process.env.DATABASE_URL!;
 const orm = stage === 'write' ? await openOrm({ databaseUrl: url, poolMax: 16 }) : null;
 if (orm) await migrate(orm, url);
+// FLOOR_TRIGGERS=off: without the service's own triggers (the read cache's change notices), the schema's indexes only.
+if (orm && process.env.FLOOR_TRIGGERS === 'off') for (const t of ['parlays', 'parlay_legs']) await (orm.em.getDriver() as any).execute(`alter table ${t} disable trigger user`);
 const programId = PARLAY_PROGRAM_ID.toBase58();
 
 async function handle(body: string): Promise<number> {
