@@ -30,6 +30,7 @@ const schema = z.object({
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(300_000).default(3000),
   TOPIC_REPLICATION: z.coerce.number().int().min(1).max(7).default(1),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
+  DATABASE_COMMITS_IN_FLIGHT: z.coerce.number().int().min(1).max(500).default(2),
   PARLAY_READ_CACHE_WALLETS: z.coerce.number().int().min(0).max(10_000_000).default(100_000),
   RUNTIME_MAX_LIVE_ACTORS: z.coerce.number().int().min(1).max(10_000_000).default(2_000),
   RUNTIME_CHECKPOINT_BATCHES: z.coerce.number().int().min(1).max(1_000_000).default(20),
@@ -78,6 +79,8 @@ export interface Config {
   /** How soon the group notices a dead node (the broker must allow it: group.min.session.timeout.ms). */
   kafkaSessionTimeoutMs: number;
   databasePoolMax: number;
+  /** Transactions this node's partition commits run at once; commits beyond wait and go together (group commit). */
+  databaseCommitsInFlight: number;
   /** Wallets whose parlay reads a node keeps in memory (PostgreSQL only); 0: none. */
   readCacheWallets: number;
   /** Live actors per partition before idle ones are stopped (they come back from their snapshots). */
@@ -158,6 +161,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     topicReplication: e.TOPIC_REPLICATION,
     kafkaSessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     databasePoolMax: e.DATABASE_POOL_MAX,
+    databaseCommitsInFlight: e.DATABASE_COMMITS_IN_FLIGHT,
     readCacheWallets: e.PARLAY_READ_CACHE_WALLETS,
     maxLiveActors: e.RUNTIME_MAX_LIVE_ACTORS,
     checkpoint: { everyBatches: e.RUNTIME_CHECKPOINT_BATCHES, maxAgeMs: e.RUNTIME_CHECKPOINT_MS },

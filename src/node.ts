@@ -85,7 +85,7 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   const bus: Bus = opts.bus ?? (cfg.kafkaBrokers
     ? new KafkaBus({ brokers: cfg.kafkaBrokers, clientId: cfg.nodeId, log, replicationFactor: cfg.topicReplication, sessionTimeoutMs: cfg.kafkaSessionTimeoutMs, heartbeatIntervalMs: Math.max(100, Math.floor(cfg.kafkaSessionTimeoutMs / 10)) })
     : new MemoryBus(cfg.partitions, (err, topic, partition) => log.error({ err, topic, partition }, "batch failed; redelivering")));
-  const store = new SqlRuntimeStore(orm);
+  const store = new SqlRuntimeStore(orm, cfg.databaseCommitsInFlight);
   const parlayTopic = cfg.topicPrefix + TOPICS.parlayEvents;
   const bookTopic = cfg.topicPrefix + TOPICS.clobCommands;
   const walletTopic = cfg.topicPrefix + TOPICS.walletCommands;

@@ -126,6 +126,39 @@ test('a commit from a stale owner is fenced', async (t) => {
   t.is(await store.loadOffset('g', 'topic', 0), 12n);
 });
 
+test('group commit: commits that wait for a turn go as one transaction; a fenced member is refused alone, the others commit', async (t) => {
+  const db = await freshDatabase();
+  const orm = await openOrm({ databaseUrl: db.url });
+  await migrate(orm, db.url);
+  t.teardown(async () => { await orm.close(); await db.drop(); });
+  const store = new SqlRuntimeStore(orm, 1); // one transaction at a time: what arrives meanwhile waits and is grouped
+  for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
+  const commit = (partition: number, expectedNext: bigint, letter: string) => store.commit({
+    groupId: 'g', topic: 'topic', partition, owner: 'a', expectedNext, next: expectedNext + 1n, replayFrom: expectedNext + 1n,
+    snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }], inbox: [], deadLetters: [],
+    effects: async (tx) => { await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [`effect-${letter}`, 'test', '{}']); },
+  });
+  const xminOf = async (partition: number) => (await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [partition]))[0].x;
+
+  // A runs alone; B and C arrive while it runs and commit together, in one transaction.
+  const [a, b, c] = await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]);
+  t.deepEqual([a, b, c], [true, true, true]);
+  t.not(await xminOf(0), await xminOf(1));
+  t.is(await xminOf(1), await xminOf(2), 'B and C: one transaction');
+
+  // D is in flight; E (good) and F (stale: partition 0 is at 11 now) wait and are grouped. F's fence
+  // rolls the group back; each then commits alone: E commits, F is refused, D is untouched.
+  const [d, e, f] = await Promise.all([commit(3, 10n, 'd'), commit(4, 10n, 'e'), commit(0, 10n, 'f')]);
+  t.deepEqual([d, e, f], [true, true, false]);
+  t.is(await store.loadOffset('g', 'topic', 4), 11n);
+  t.is(await store.loadOffset('g', 'topic', 0), 11n, 'the fenced commit moved nothing');
+  const effects = (await (orm.em.fork() as any).execute("select source from dead_letters where source like 'effect-%' order by source")).map((r: any) => r.source);
+  t.deepEqual(effects, ['effect-a', 'effect-b', 'effect-c', 'effect-d', 'effect-e'], "every effect but the fenced commit's, once");
+  const snaps = await store.loadSnapshots('k', ['key0', 'key4']);
+  t.is(snaps.get('key0')?.next, 11n, "key0's snapshot is A's, not F's");
+  t.is(snaps.get('key4')?.next, 11n);
+});
+
 test('asks nobody answers time out; in one call, the answered ones still resolve', async (t) => {
   const bus = new MemoryBus();
   await bus.ensureTopics([{ topic: 'echo', partitions: 2 }, { topic: 'void', partitions: 2 }]);

@@ -16,7 +16,18 @@ export class SqlRuntimeStore implements RuntimeStore {
   /** PostgreSQL runs a multi-statement simple query atomically; PGlite's driver takes one statement per call. */
   private multiStatement: boolean;
 
-  constructor(private orm: Orm) {
+  /** Group commit: commits waiting for a turn, and how many group transactions are running. */
+  private waiting: PendingCommit[] = [];
+  private inFlight = 0;
+
+  /**
+   * `commitsInFlight`: how many transactions this node's partition commits run at once on
+   * PostgreSQL. Commits that arrive while that many are running wait, and go together as one
+   * transaction when a turn frees: fewer, larger transactions, and fewer backends writing the same
+   * index pages at once. A group that fails (one member fenced, or any error) was rolled back whole
+   * and each member then commits alone, so a member's outcome never depends on another's.
+   */
+  constructor(private orm: Orm, private commitsInFlight = 2) {
     this.multiStatement = orm.config.get('driver')?.name !== 'PgliteDriver' && !/pglite/i.test(String(orm.em.getPlatform().constructor.name));
   }
 
@@ -92,8 +103,9 @@ export class SqlRuntimeStore implements RuntimeStore {
 
   /**
    * One round trip: every statement of the batch is formatted and sent as a single multi-statement
-   * query, which PostgreSQL runs as one implicit transaction. The first statement fences: it divides
-   * by zero unless this worker's expected offset is still the stored one.
+   * query, which PostgreSQL runs as one implicit transaction (with other partitions' commits that
+   * waited for the same turn: see the constructor). The first statement fences: it divides by zero
+   * unless this worker's expected offset is still the stored one.
    */
   async commit(a: CommitArgs): Promise<boolean> {
     const platform = this.orm.em.getPlatform();
@@ -126,17 +138,65 @@ export class SqlRuntimeStore implements RuntimeStore {
     for (const d of a.deadLetters) {
       push('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [d.source, d.reason, d.payload]);
     }
+    if (this.multiStatement) {
+      const sql = statements.join(';\n');
+      return new Promise<boolean>((resolve, reject) => {
+        this.waiting.push({ sql, resolve, reject });
+        this.pump();
+      });
+    }
     try {
-      if (this.multiStatement) {
-        await this.run(statements.join(';\n'));
-      } else {
-        await this.em().transactional(async (em: Em) => { for (const sql of statements) await em.execute(sql); });
-      }
+      await this.em().transactional(async (em: Em) => { for (const sql of statements) await em.execute(sql); });
       return true;
-    } catch (e: any) {
-      if (e?.code === '22012' || /division by zero/.test(String(e?.message))) return false; // fenced
+    } catch (e) {
+      if (isFenced(e)) return false;
       throw e;
     }
   }
+
+  /** Starts group transactions while turns are free: each takes what waits, up to GROUP_MAX_CHARS. */
+  private pump(): void {
+    while (this.inFlight < this.commitsInFlight && this.waiting.length) {
+      let take = 0;
+      let chars = 0;
+      while (take < this.waiting.length && (take === 0 || chars + this.waiting[take].sql.length <= GROUP_MAX_CHARS)) chars += this.waiting[take++].sql.length;
+      const group = this.waiting.splice(0, take);
+      this.inFlight++;
+      void this.commitGroup(group).finally(() => { this.inFlight--; this.pump(); });
+    }
+  }
+
+  private async commitGroup(group: PendingCommit[]): Promise<void> {
+    if (group.length > 1) {
+      try {
+        // One simple query: PostgreSQL runs it as one transaction, all of it or none.
+        await this.run(group.map((g) => g.sql).join(';\n'));
+        for (const g of group) g.resolve(true);
+        return;
+      } catch {
+        // rolled back whole: each member commits alone below
+      }
+    }
+    for (const g of group) {
+      try {
+        await this.run(g.sql);
+        g.resolve(true);
+      } catch (e) {
+        if (isFenced(e)) g.resolve(false);
+        else g.reject(e);
+      }
+    }
+  }
 }
+
+interface PendingCommit { sql: string; resolve(ok: boolean): void; reject(e: unknown): void }
+
+/** A group transaction's SQL stays under this many characters (a big book snapshot goes alone). */
+const GROUP_MAX_CHARS = 4_000_000;
+
+/** The fence of a commit (its first statement) divided by zero: another owner moved the partition on. */
+function isFenced(e: any): boolean {
+  return e?.code === '22012' || /division by zero/.test(String(e?.message));
+}
+
 
