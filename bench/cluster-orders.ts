@@ -19,6 +19,9 @@ import { OutcomeTokens } from '../test/helpers/chain-market.ts';
 import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
+import { quietKafkajsTimerWarning } from '../src/runtime/kafka-warnings.ts';
+
+quietKafkajsTimerWarning();
 
 const [nOrders = 3000, nNodes = 3, concurrency = 48, nMarkets = 12] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;

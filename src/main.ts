@@ -2,21 +2,7 @@
 // DATABASE_URL to join a cluster.
 import { loadConfig, ConfigError } from './config.ts';
 import { startNode } from './node.ts';
-
-/**
- * kafkajs 2.2.4 arms its request queue's throttle timer with `throttledUntil - Date.now()` ms while
- * `throttledUntil` is still its initial -1 (never throttled): Node clamps the delay to 1 ms and
- * prints a TimeoutNegativeWarning on every node that uses Kafka. That one is harmless and dropped;
- * every other process warning is printed as before.
- */
-function quietKafkajsTimerWarning() {
-  const printers = process.listeners('warning');
-  process.removeAllListeners('warning');
-  process.on('warning', (w) => {
-    if (w.name === 'TimeoutNegativeWarning') return;
-    for (const print of printers) print(w);
-  });
-}
+import { quietKafkajsTimerWarning } from './runtime/kafka-warnings.ts';
 
 async function main() {
   quietKafkajsTimerWarning();

@@ -2,12 +2,15 @@
 // the same messages as Server-Sent Events with resume from Last-Event-ID, exactly once and in order.
 import test from 'ava';
 import { Kafka, logLevel } from 'kafkajs';
+import { quietKafkajsTimerWarning } from '../src/runtime/kafka-warnings.ts';
 import { call, KAFKA_BROKERS } from './helpers/node.ts';
 import { order } from './helpers/clob.ts';
 import { clobWorld } from './helpers/clob-world.ts';
 import { sse } from './helpers/sse.ts';
 import { TOPICS } from '../topics/names.ts';
 import { FillBook } from '../examples/ledger-consumer.ts';
+
+quietKafkajsTimerWarning();
 
 test('ledger topics carry gap-free seq per market; SSE resumes from Last-Event-ID exactly once', async (t) => {
   const w = await clobWorld();

@@ -6,6 +6,7 @@
 import test from 'ava';
 import { Keypair } from '@solana/web3.js';
 import { Kafka, logLevel } from 'kafkajs';
+import { quietKafkajsTimerWarning } from '../src/runtime/kafka-warnings.ts';
 import { startLocalChain, type LocalChain } from '../src/chain/local/index.ts';
 import { Web3Gateway } from '../src/chain/gateway.ts';
 import { testNode, call, token, WEBHOOK_SECRET, KAFKA_BROKERS } from './helpers/node.ts';
@@ -13,6 +14,8 @@ import { freshDatabase } from './helpers/db.ts';
 import { freePort } from './helpers/process-node.ts';
 import { runOps, startOps } from './helpers/ops-cli.ts';
 import type { ServiceNode } from '../src/node.ts';
+
+quietKafkajsTimerWarning();
 
 const UNIT = 1_000_000n;
 const admin = token({ sub: 'root', is_superuser: true });

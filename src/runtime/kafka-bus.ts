@@ -2,6 +2,7 @@
 // partitioner; a consumer group gives each partition one owner; offsets of record are kept by the
 // runtime in the database, Kafka's committed offsets only tell a new owner roughly where to start.
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type Admin, type Message } from 'kafkajs';
+import { quietKafkajsTimerWarning } from './kafka-warnings.ts';
 import { partitionFor } from './partitioner.ts';
 import type { Bus, ConsumeOptions, ConsumerHandle, OutRecord, TopicSpec } from './types.ts';
 
@@ -32,6 +33,7 @@ export class KafkaBus implements Bus {
   private flushing = false;
 
   constructor(private opts: KafkaBusOptions) {
+    quietKafkajsTimerWarning();
     const log = opts.log;
     this.kafka = new Kafka({
       clientId: opts.clientId,
