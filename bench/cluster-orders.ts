@@ -3,15 +3,13 @@
 // throughput of the same client library on the same broker, and partition takeover after SIGKILL.
 // Usage: npx tsx bench/cluster-orders.ts [orders=3000] [nodes=3] [concurrency=48] [markets=12]
 //   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
+//   RAW_ONLY=1 measures the raw Kafka request-reply alone (window = concurrency) and stops.
 //   KEEP_DB=1 keeps the cluster's database for inspection (its URL is printed).
 //   PROFILE_NODES=1 writes each node's CPU profile to /tmp/nprof; SERVICE_NODE_OPTIONS is handed to the nodes (e.g. --perf-basic-prof).
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
 import pg from 'pg';
-import { KafkaBus } from '../src/runtime/kafka-bus.ts';
-import { Asker } from '../src/runtime/asker.ts';
-import { CORRELATION, REPLY_TO } from '../src/runtime/partition-worker.ts';
 import { startLocalChain } from '../src/chain/local/index.ts';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { startProcessNode, type ProcessNode } from '../test/helpers/process-node.ts';
@@ -19,6 +17,7 @@ import { OutcomeTokens } from '../test/helpers/chain-market.ts';
 import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
+import { pct, rawRequestReply } from './kafka-echo.ts';
 import { quietKafkajsTimerWarning } from '../src/runtime/kafka-warnings.ts';
 
 quietKafkajsTimerWarning();
@@ -26,7 +25,6 @@ quietKafkajsTimerWarning();
 const [nOrders = 3000, nNodes = 3, concurrency = 48, nMarkets = 12] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : 0; };
 
 let brokers = process.env.KAFKA_BROKERS;
 let ownBroker = false;
@@ -38,47 +36,13 @@ if (!brokers) {
 const prefix = `bench${Date.now()}.`;
 
 // 1. Raw Kafka request-reply: the same Asker and KafkaBus, answered by a consumer that echoes.
-async function rawRequestReply(n: number, window: number) {
-  const bus = new KafkaBus({ brokers: brokers!.split(','), clientId: 'bench-raw' });
-  const topic = `${prefix}echo`;
-  await bus.ensureTopics([{ topic, partitions: 12 }]);
-  const echo = await bus.consume({
-    groupId: `${prefix}echo`, topics: [topic], fromBeginning: true,
-    onBatch: async (b) => {
-      const out = new Map<string, { key: string; value: string }[]>();
-      for (const r of b.records) {
-        const to = r.headers?.[REPLY_TO];
-        if (!to) continue;
-        const list = out.get(to) ?? [];
-        list.push({ key: r.headers![CORRELATION], value: JSON.stringify({ corr: r.headers![CORRELATION], reply: 'ok' }) });
-        out.set(to, list);
-      }
-      await Promise.all([...out].map(([t, recs]) => bus.send(t, recs)));
-      return { done: true };
-    },
-  });
-  const asker = new Asker(bus, `${prefix}raw`, 30_000);
-  await asker.start();
-  await asker.ask({ topic, key: 'warm', cmd: {} });
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: window }, async () => {
-    while (next < n) {
-      const i = next++;
-      const s = performance.now();
-      await asker.ask({ topic, key: `k${i % 1000}`, cmd: { i } });
-      lat.push(performance.now() - s);
-    }
-  }));
-  const secs = (performance.now() - t0) / 1000;
-  await asker.stop();
-  await echo.stop();
-  await bus.close();
-  return { perSec: n / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+const raw = await rawRequestReply(brokers, prefix, Math.max(2000, nOrders * 2), concurrency);
+if (process.env.RAW_ONLY) {
+  // The raw figure alone (e.g. to find where it tops out as the window grows): no cluster.
+  console.table([{ path: 'raw Kafka request-reply (echo consumer)', window: concurrency, 'req/s': Math.round(raw.perSec), 'p50 ms': raw.p50.toFixed(1), 'p99 ms': raw.p99.toFixed(1) }]);
+  if (ownBroker) execFileSync('bash', ['deploy/kafka.sh', 'stop', '--port', '19592'], { cwd: root, stdio: 'ignore' });
+  process.exit(0);
 }
-
-const raw = await rawRequestReply(Math.max(2000, nOrders * 2), concurrency);
 
 // 2. The cluster.
 const db = await freshDatabase('benchcluster');
