@@ -62,4 +62,7 @@ const write = rows[2];
 console.log('a path that only decodes and writes these rows tops out near %s events/s here (%s µs of machine per event); the goal, %s events/s, needs %s µs per event on %s cores',
   write['events/s if the machine were 100% busy'].toLocaleString(), write['machine µs/event'], goal.toLocaleString(),
   Math.round((availableParallelism() * 1e6) / goal), availableParallelism());
+const serverSide = write['machine µs/event'] - write['client µs/event'];
+console.log('without the load generator (the HTTP client), the rest of the machine: %s µs per event, at most about %s events/s',
+  serverSide, Math.round((availableParallelism() * 1e6) / serverSide).toLocaleString());
 process.exit(write['parlays stored (with warm-up)'] === write.events + Math.min(events, 8 * perDelivery) ? 0 : 1);
