@@ -4,29 +4,22 @@
 // service's runtime (no actors, bus, offsets, snapshots, idempotency). What the service reaches is
 // bounded by the last row here; the goal (20,000 events/s) is compared with it.
 // Usage: npx tsx bench/ingest-floor.ts [events=60000] [txPerDelivery=250] [concurrency=8]
-import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { freePort } from '../test/helpers/process-node.ts';
 import { deliverAll, makeDeliveries } from './webhook-load.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
+import { startBareServer } from './bare-server.ts';
 
 const [events = 60_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
-const root = new URL('..', import.meta.url).pathname;
 const deliveries = makeDeliveries(events, perDelivery);
 const goal = 20_000;
 
 async function stage(name: 'receive' | 'decode' | 'write') {
   const db = name === 'write' ? await freshDatabase('floor') : null;
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ingest-floor-server.ts'], {
-    cwd: root, env: { ...process.env, FLOOR_STAGE: name, PORT: String(port), ...(db ? { DATABASE_URL: db.url } : {}) }, stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d) => { if (String(d).includes('listening')) resolve(); });
-    child.on('exit', (code) => reject(new Error(`floor server (${name}) exited ${code}`)));
-  });
+  const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: name, PORT: String(port), ...(db ? { DATABASE_URL: db.url } : {}) });
   const url = `http://127.0.0.1:${port}/`;
   await deliverAll(url, deliveries.slice(0, 8), 1); // warm the path (not counted)
   const meter = cpuMeter({ server: () => [child.pid!], pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });

@@ -5,17 +5,16 @@
 // costs at the very least, before any reservation, matching, database write or ledger record.
 // Usage: npx tsx bench/order-floor.ts [requests=20000] [httpConcurrency=64] [kafkaWindow=256]
 //   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { Keypair } from '@solana/web3.js';
 import { order } from '../test/helpers/clob.ts';
 import { orderHash, verifyOrderSignature } from '../src/clob/signed-order.ts';
 import { freePort } from '../test/helpers/process-node.ts';
-import { quietKafkajsTimerWarning } from '../src/runtime/kafka-warnings.ts';
 import { cpuMeter } from './cpu.ts';
+import { startBareServer } from './bare-server.ts';
 import { pct, rawRequestReply } from './kafka-echo.ts';
 
-quietKafkajsTimerWarning();
 const [n = 20_000, httpConcurrency = 64, kafkaWindow = 256] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;
 const cores = availableParallelism();
@@ -34,11 +33,7 @@ const wallets = Array.from({ length: 24 }, () => Keypair.generate());
 const token = Keypair.generate().publicKey.toBase58();
 const bodies = Array.from({ length: n }, (_, i) => JSON.stringify({ order: order(wallets[i % wallets.length], token, i % 2 ? 'BUY' : 'SELL', '0.55', '3', { salt: String(1_000_000 + i) }), orderType: 'GTC' }));
 const port = await freePort();
-const server = spawn(process.execPath, ['--import', 'tsx', 'bench/order-floor-server.ts'], { cwd: root, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
-await new Promise<void>((resolve, reject) => {
-  server.stdout!.on('data', (d) => { if (String(d).includes('listening')) resolve(); });
-  server.on('exit', (code) => reject(new Error(`order floor server exited ${code}`)));
-});
+const server = await startBareServer('bench/order-floor-server.ts', { PORT: String(port) });
 const post = (body: string) => fetch(`http://127.0.0.1:${port}/v1/order`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => { await r.arrayBuffer(); if (r.status !== 200) throw new Error(`answer ${r.status}`); });
 for (const b of bodies.slice(0, 2000)) await post(b); // warm (not counted)
 const lat: number[] = [];

@@ -2,10 +2,8 @@
 // DATABASE_URL to join a cluster.
 import { loadConfig, ConfigError } from './config.ts';
 import { startNode } from './node.ts';
-import { quietKafkajsTimerWarning } from './runtime/kafka-warnings.ts';
 
 async function main() {
-  quietKafkajsTimerWarning();
   let cfg;
   try {
     cfg = loadConfig();

@@ -2,7 +2,7 @@
 /**
  * kafkajs 2.2.4 arms its request queue's throttle timer with `throttledUntil - Date.now()` ms while
  * `throttledUntil` is still its initial -1 (never throttled): Node clamps the delay to 1 ms and
- * prints a TimeoutNegativeWarning on every node that uses Kafka. That one is harmless and dropped;
+ * prints a TimeoutNegativeWarning in every process that uses Kafka. That one is harmless and dropped;
  * every other process warning is printed as before.
  */
 let quiet = false;
