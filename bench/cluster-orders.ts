@@ -6,6 +6,7 @@
 //   RAW_ONLY=1 measures the raw Kafka request-reply alone (window = concurrency) and stops.
 //   KEEP_DB=1 keeps the cluster's database for inspection (its URL is printed).
 //   PROFILE_NODES=1 writes each node's CPU profile to /tmp/nprof; SERVICE_NODE_OPTIONS is handed to the nodes (e.g. --perf-basic-prof).
+import { latencyPlot } from './plot.ts';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
@@ -182,6 +183,11 @@ console.log('at these costs, 10,000 orders/s needs about %s cores busy: %s (this
 console.log('where the time of an order goes (the nodes\' /metrics after the HTTP phase, warm-up included; means):');
 console.table([...sums].map(([what, e]) => ({ what, count: e.count, 'mean ms': e.count ? ((1000 * e.sum) / e.count).toFixed(1) : '–' })));
 console.table([{ 'partitions orphaned by SIGKILL': owned.length, 'taken over': takeover.length, 'p50 ms': pct(takeover, 0.5), 'max ms': Math.max(0, ...takeover) }]);
+
+console.log('plot: %s', await latencyPlot('cluster-orders', `POST /v1/order: ${nNodes} nodes, ${concurrency} clients`, [
+  { label: `orders (${Math.round(bodies.length / httpSecs)}/s)`, latenciesMs: lat },
+  { label: `raw Kafka request-reply (${Math.round(raw.perSec)}/s)`, latenciesMs: raw.latencies },
+]));
 
 for (const n of nodes.slice(0, -1)) await n.kill('SIGTERM');
 await chain.close();

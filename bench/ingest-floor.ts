@@ -4,6 +4,7 @@
 // service's runtime (no actors, bus, offsets, snapshots, idempotency). What the service reaches is
 // bounded by the last row here; the goal (20,000 events/s) is compared with it.
 // Usage: npx tsx bench/ingest-floor.ts [events=60000] [txPerDelivery=250] [concurrency=8]
+import { stackedBars } from './plot.ts';
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
@@ -58,4 +59,8 @@ console.log('a path that only decodes and writes these rows tops out near %s eve
 const serverSide = write['machine µs/event'] - write['client µs/event'];
 console.log('without the load generator (the HTTP client), the rest of the machine: %s µs per event, at most about %s events/s',
   serverSide, Math.round((availableParallelism() * 1e6) / serverSide).toLocaleString());
+const parts = (r: typeof write) => [['server', r['server µs/event']], ['PostgreSQL', r['PostgreSQL µs/event']], ['client', r['client µs/event']], ['rest of the machine', Math.max(0, r['machine µs/event'] - r['server µs/event'] - r['PostgreSQL µs/event'] - r['client µs/event'])]] as const;
+console.log('plot: %s', await stackedBars('ingest-floor', `ingest floor: machine µs per event by stage (${perDelivery} tx per delivery, ${concurrency} in flight)`,
+  rows.flatMap((r) => parts(r).map(([part, value]) => ({ bar: r.stage, part, value }))),
+  { unit: `machine µs per event (${availableParallelism()} cores)`, budget: { value: (availableParallelism() * 1e6) / goal, label: `${goal.toLocaleString()} events/s` } }));
 process.exit(write['parlays stored (with warm-up)'] === write.events + Math.min(events, 8 * perDelivery) ? 0 : 1);

@@ -45,5 +45,5 @@ export async function rawRequestReply(brokers: string, prefix: string, n: number
   await asker.stop();
   await echo.stop();
   await bus.close();
-  return { perSec: n / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+  return { perSec: n / secs, p50: pct(lat, 0.5), p99: pct(lat, 0.99), latencies: lat };
 }

@@ -3,6 +3,7 @@
 // price levels, in the same process. Owners are unique per order and the distortion bound is off,
 // so both engines must produce the same fills; the run checks that they do.
 // Usage: npx tsx bench/market-book.ts [ops=200000] [seed=42] [rounds=5]
+import { stackedBars } from './plot.ts';
 import { OrderBook, Side } from 'nodejs-order-book';
 import { bestBidAsk, checkBook, marketBookDecider as D, type BookCommand, type BookState } from '../actors/market-book/index.ts';
 
@@ -117,6 +118,11 @@ console.table([
   row('MarketBook decider (decide+evolve)', mine, true),
   row('MarketBook, mint/merge on, YES+NO (not equivalent)', mm, true),
 ]);
+console.log('plot: %s', await stackedBars('market-book', `order book engines: operations per second (${ops.toLocaleString()} operations, best of ${rounds})`, [
+  { bar: 'nodejs-order-book 10.1.1', part: 'ops/s', value: Math.round(ops / lib.secs) },
+  { bar: 'MarketBook decider', part: 'ops/s', value: Math.round(ops / mine.secs) },
+  { bar: 'MarketBook, mint/merge on', part: 'ops/s', value: Math.round(ops / mm.secs) },
+], { unit: 'operations per second (one core)' }));
 const same = lib.traded === mine.traded && lib.trades === mine.trades && lib.bid === mine.bid && lib.ask === mine.ask;
 console.log(`same fills as nodejs-order-book: ${same ? 'yes' : 'NO'} (traded ${mine.traded} vs ${lib.traded}, best bid ${mine.bid} vs ${lib.bid}, best ask ${mine.ask} vs ${lib.ask}); book sound: ${mine.sound && mm.sound}`);
 if (!same || !mine.sound || !mm.sound) process.exitCode = 1;

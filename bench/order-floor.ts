@@ -5,6 +5,7 @@
 // costs at the very least, before any reservation, matching, database write or ledger record.
 // Usage: npx tsx bench/order-floor.ts [requests=20000] [httpConcurrency=64] [kafkaWindow=256]
 //   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
+import { stackedBars } from './plot.ts';
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { Keypair } from '@solana/web3.js';
@@ -84,4 +85,14 @@ console.log('without the load generator (the HTTP client), the server side alone
   us(http.used.server) + us(kafka.machineBusy), Math.round((cores * 1e6) / (us(http.used.server) + us(kafka.machineBusy))).toLocaleString());
 console.log('one order costs at least %s µs of machine here (HTTP and signature %s + one Kafka request-reply %s): at most about %s orders/s on %s cores with nothing else done; the goal, %s orders/s, allows %s µs per order',
   floor, us(http.machineBusy), us(kafka.machineBusy), Math.round((cores * 1e6) / floor).toLocaleString(), cores, goal.toLocaleString(), Math.round((cores * 1e6) / goal));
+const serverUs = us(http.used.server);
+const clientUs = us(http.used.client);
+console.log('plot: %s', await stackedBars('order-floor', 'order floor: machine µs per order, each part alone', [
+  { bar: 'signature check (one core)', part: 'signature check', value: checkUs },
+  { bar: 'server side: HTTP + signature, one request-reply', part: 'HTTP server + signature', value: serverUs },
+  { bar: 'server side: HTTP + signature, one request-reply', part: 'Kafka request-reply', value: us(kafka.machineBusy) },
+  { bar: 'with the load generator', part: 'HTTP server + signature', value: serverUs },
+  { bar: 'with the load generator', part: 'Kafka request-reply', value: us(kafka.machineBusy) },
+  { bar: 'with the load generator', part: 'HTTP client', value: clientUs },
+], { unit: `machine µs per order (${cores} cores)`, budget: { value: (cores * 1e6) / goal, label: `${goal.toLocaleString()} orders/s` } }));
 process.exit(0);

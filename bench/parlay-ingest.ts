@@ -3,6 +3,7 @@
 // event loop (SERVICE_NODE_OPTIONS is handed to it, e.g. `--cpu-prof` to profile it).
 // Usage: npx tsx bench/parlay-ingest.ts [events=20000] [txPerDelivery=250] [concurrency=8]
 //   KAFKA_BROKERS=127.0.0.1:19092 to go through the real broker instead of the in-process bus.
+import { latencyPlot } from './plot.ts';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { startProcessNode } from '../test/helpers/process-node.ts';
@@ -60,6 +61,7 @@ const coresFor = (secs: number) => (secs / events) * goal;
 console.log('at these costs, %s events/s needs about %s cores busy: service %s, PostgreSQL %s, the rest of the machine %s (this machine: %s cores)',
   goal.toLocaleString(), coresFor(measured.machineBusy).toFixed(1), coresFor(cpu.service).toFixed(1), coresFor(cpu.pg).toFixed(1),
   coresFor(Math.max(0, measured.machineBusy - cpu.service - cpu.pg)).toFixed(1), measured.cores);
+console.log('plot: %s', await latencyPlot('parlay-ingest', `webhook delivery latency: ${perDelivery} transactions per delivery, ${concurrency} in flight, ${Math.round(events / secs)} events/s`, [{ label: kafka ? 'Kafka bus' : 'in-process bus', latenciesMs: latencies }]));
 await node.kill('SIGTERM');
 await db.drop();
 process.exit(n === events ? 0 : 1);

@@ -4,6 +4,7 @@
 // Usage: npx tsx bench/parlay-read.ts [parlays=1000000] [rate=2000] [seconds=20] [wallets=100000]
 //   USERS=2000 distinct users polling; PARLAY_READ_CACHE_WALLETS=0 turns the node's read cache off.
 // KEEP_DB=1 keeps the loaded database and prints its URL; BENCH_DB_URL=<that URL> measures it again without loading.
+import { latencyPlot } from './plot.ts';
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import jwt from 'jsonwebtoken';
@@ -74,6 +75,7 @@ console.table([{
   'target rps': rate, 'achieved rps': Math.round(achieved), requests: latencies.length, errors, non2xx,
   'p50 ms': q(0.5), 'p90 ms': q(0.9), 'p99 ms': q(0.99), 'generator CPU %': ((100 * (cpu.user + cpu.system)) / 1e6 / r.seconds).toFixed(0), 'generator loop delay p99/max ms': `${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)}`, 'max ms': latencies.length ? latencies[latencies.length - 1].toFixed(1) : '0', 'parlays/response': sample.data.length, users,
 }]);
+console.log('plot: %s', await latencyPlot('parlay-read', `GET /api/parlays/user/ at ${rate} req/s, ${parlays.toLocaleString()} parlays`, [{ label: `${Math.round(achieved)} req/s achieved`, latenciesMs: latencies }]));
 svc.kill('SIGTERM');
 await new Promise((r) => svc.on('exit', r));
 if (process.env.KEEP_DB || reuse) console.log(`kept database ${db.url}`); else await db.drop();
