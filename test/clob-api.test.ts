@@ -119,13 +119,19 @@ test.serial('two wallets trade: complementary, mint and merge; one trade per tak
   t.deepEqual(await q(B, `owner=${alice.publicKey.toBase58()}`), [], 'another owner filter still shows only the caller');
   t.deepEqual(await q(B, `before=${Math.floor(Date.now() / 1000) + 60}&after=0`), bobs);
   t.deepEqual(await q(B, `after=${Math.floor(Date.now() / 1000) + 60}`), []);
+  // before/after compare the match_time shown (whole seconds): strictly, both ways.
+  const shown = Number((await call(node.url, 'GET', `/v1/trades?id=${mint.body.tradeIDs[0]}`, { token: B })).body[0].match_time);
+  t.false((await q(B, `after=${shown}`)).includes(mint.body.tradeIDs[0]), 'after = its match_time excludes it');
+  t.false((await q(B, `before=${shown}`)).includes(mint.body.tradeIDs[0]), 'before = its match_time excludes it');
+  t.true((await q(B, `after=${shown - 1}&before=${shown + 1}`)).includes(mint.body.tradeIDs[0]));
   t.deepEqual(await q(Ec, `market=${market.condition_id}`), [], 'a wallet without trades sees none');
   t.is((await call(node.url, 'GET', '/v1/trades?limit=501', { token: B })).status, 400);
   const last = await call(node.url, 'GET', `/v1/trades/last?market=${market.condition_id}`, { token: A });
   t.is(last.status, 200);
   t.is(last.body.market, market.condition_id);
   const pub = await call(node.url, 'GET', `/v1/markets/${market.condition_id}`);
-  t.truthy(pub.body.last_price);
+  // The last trade (Bob's NO order against Alice's YES, at 0.55 NO) in YES terms, as best bid/ask are.
+  t.is(pub.body.last_price, '0.45');
 });
 
 test.serial('cancels: reasons, partial success, batch, all, market; reads scoped to the caller', async (t) => {
@@ -136,8 +142,20 @@ test.serial('cancels: reasons, partial success, batch, all, market; reads scoped
   t.deepEqual(new Set(book.body.map((o: any) => o.orderHash)), new Set([o1, o2, o3]));
   t.like(book.body.find((o: any) => o.orderHash === o1), { maker: alice.publicKey.toBase58(), side: 'BUY', price: '0.2', originalSize: '2', remainingSize: '2', orderType: 'GTC' });
   t.deepEqual((await call(node.url, 'GET', `/v1/orders?market=${market.condition_id}`, { token: B })).body.filter((o: any) => o.maker === alice.publicKey.toBase58()), []);
+  // With mint/merge matching, Alice's NO bid at 0.22 is a YES ask at 0.78 for a taker.
+  const quoted = (await call(node.url, 'GET', `/v1/markets/${market.condition_id}`)).body;
+  t.like(quoted, { best_bid: { price: '0.21', size: '2' }, best_ask: { price: '0.78', size: '2' } });
   const vr = await call(node.url, 'GET', '/v1/orders/value-range?min_value=0.43', { token: A });
   t.deepEqual(vr.body.map((o: any) => o.orderHash), [o3]);
+  // Exact: 0.29 × 100 is 29 (a float product would say 28.999…), so min_value=29 includes it.
+  const o4 = (await place(A, order(alice, YES(), 'BUY', '0.29', '100'))).body.orderID;
+  const values = async (min: string) => (await call(node.url, 'GET', `/v1/orders/value-range?min_value=${min}`, { token: A })).body.map((o: any) => o.orderHash);
+  t.deepEqual(await values('29'), [o4]);
+  t.deepEqual(await values('29.000000000001'), []);
+  t.deepEqual(new Set(await values('0.44')), new Set([o3, o4]));
+  t.is((await call(node.url, 'GET', '/v1/orders/value-range?min_value=-1', { token: A })).status, 400);
+  t.is((await call(node.url, 'GET', '/v1/orders/value-range', { token: A })).status, 400);
+  t.deepEqual((await call(node.url, 'POST', '/v1/orders/cancel', { token: A, body: { orderID: o4 } })).body.canceled, [o4]);
   const foreign = await call(node.url, 'POST', '/v1/orders/cancel', { token: B, body: { orderID: o1 } });
   t.deepEqual(foreign.body, { canceled: [], not_canceled: { [o1]: 'not yours' } });
   const one = await call(node.url, 'POST', '/v1/orders/cancel', { token: A, body: { orderID: o1.toUpperCase().replace('0X', '0x') } });
@@ -148,6 +166,17 @@ test.serial('cancels: reasons, partial success, batch, all, market; reads scoped
   const filled = (await call(node.url, 'GET', `/v1/open-orders?market=${market.condition_id}`, { token: A })).body.find((o: any) => o.status === 'MATCHED');
   const again = await call(node.url, 'POST', '/v1/orders/cancel', { token: A, body: { orderID: filled.id } });
   t.deepEqual(again.body.not_canceled, { [filled.id]: 'already filled' });
+  // Orders the book no longer remembers (its finished-order memory is bounded) but the ledger
+  // does: the reason comes from the ledger row.
+  const db = node.orm.em.fork() as any;
+  const forgotten = (n: number) => `0x${n.toString(16).padStart(64, 'f')}`;
+  for (const [id, owner, status] of [[forgotten(1), alice, 'MATCHED'], [forgotten(2), alice, 'EXPIRED'], [forgotten(3), bob, 'MATCHED']] as const) {
+    await db.execute(`insert into open_orders (id, market, asset_id, owner, owner_lc, side, outcome, original_size, size_matched, price, status, associate_trades, type, fee_rate_bps, expiration, created_at, updated_at)
+      values (?, ?, ?, ?, ?, 'BUY', 'YES', 1000000, 0, 500000, ?, '[]', 'GTC', 0, 0, now(), now())`, [id, market.condition_id, YES(), owner.publicKey.toBase58(), owner.publicKey.toBase58().toLowerCase(), status]);
+  }
+  const old = await call(node.url, 'POST', '/v1/orders/cancel-batch', { token: A, body: { orderIDs: [forgotten(1), forgotten(2), forgotten(3)] } });
+  t.deepEqual(old.body, { canceled: [], not_canceled: { [forgotten(1)]: 'already filled', [forgotten(2)]: 'already cancelled', [forgotten(3)]: 'not yours' } });
+  await db.execute('delete from open_orders where id in (?)', [[forgotten(1), forgotten(2), forgotten(3)]]);
   const byMarket = await call(node.url, 'POST', '/v1/orders/cancel-market', { token: A, body: { market: market.condition_id, asset_id: NO() } });
   t.deepEqual(byMarket.body.canceled, [o3]);
   await place(A, order(alice, YES(), 'BUY', '0.23', '2'));

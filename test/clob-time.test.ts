@@ -42,3 +42,31 @@ test('game start: orders booked before it are ejected; orders in the start windo
   t.is(entered.body.status, 'LIVE');
   t.is((await call(w.node.url, 'GET', `/v1/orders/${held.body.orderID}`, { token: w.B })).status, 200);
 });
+
+test('game start ejects a pre-start order even when its row was touched after the start', async (t) => {
+  const w = await clobWorld();
+  t.teardown(() => w.close());
+  const start = new Date(Date.now() + 3000);
+  t.is((await call(w.node.url, 'PATCH', `/api/markets/admin/markets/${w.market.condition_id}/`, { token: superuser(), body: { start_time: start.toISOString(), delay_ms: 0 } })).status, 200);
+  const early = await call(w.node.url, 'POST', '/v1/order', { token: w.A, body: { order: order(w.alice, w.market.yes_token_id, 'BUY', '0.30', '2'), orderType: 'GTC' } });
+  t.is(early.body.status, 'live');
+  // Something (a fill, a settlement update) touches the row just after the start, before any tick
+  // would have ejected it: the order is still one created before the start.
+  const db = w.node.orm.em.fork() as any;
+  await db.execute(`update open_orders set updated_at = ?::timestamptz + interval '1 hour' where id = ?`, [start.toISOString(), early.body.orderID]);
+  const ejected = await waitFor(() => call(w.node.url, 'GET', `/v1/open-orders/${early.body.orderID}`, { token: w.A }), (x) => x.body.status === 'EJECTED');
+  t.is(ejected.body.status, 'EJECTED');
+});
+
+test('a GTD order held in the start window expires at its expiration, not at the start', async (t) => {
+  const w = await clobWorld();
+  t.teardown(() => w.close());
+  const start = new Date(Date.now() + 10_000);
+  t.is((await call(w.node.url, 'PATCH', `/api/markets/admin/markets/${w.market.condition_id}/`, { token: superuser(), body: { start_time: start.toISOString(), delay_ms: 60_000 } })).status, 200);
+  const exp = Math.floor(Date.now() / 1000) + 3;
+  const held = await call(w.node.url, 'POST', '/v1/order', { token: w.A, body: { order: order(w.alice, w.market.yes_token_id, 'BUY', '0.30', '2', { expiration: exp }), orderType: 'GTD' } });
+  t.is(held.body.status, 'delayed', JSON.stringify(held.body));
+  const expired = await waitFor(() => call(w.node.url, 'GET', `/v1/open-orders/${held.body.orderID}`, { token: w.A }), (x) => x.body.status === 'EXPIRED');
+  t.is(expired.body.status, 'EXPIRED');
+  t.true(Date.now() < start.getTime(), 'expired while still held, before the start');
+});

@@ -33,7 +33,7 @@ export const bookCommand = z.discriminatedUnion('type', [
   }),
   // Reads through the actor (book-only routes): no events.
   z.object({ type: z.literal('ReadOrders'), owner: z.string().min(1), assetId: z.string().optional(), orderId: z.string().optional() }),
-  z.object({ type: z.literal('ReadQuote') }),
+  z.object({ type: z.literal('ReadQuote'), mintMerge: z.boolean().optional() }),
 ]);
 
 export type BookCommandWire = z.infer<typeof bookCommand>;

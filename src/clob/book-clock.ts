@@ -9,6 +9,8 @@ type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
 export class BookClock {
   private timer: NodeJS.Timeout | null = null;
+  /** Markets whose StartGame was sent, with the start time (ms, as text) it was sent for. */
+  private readonly started = new Map<string, string>();
 
   constructor(private o: { db: () => Db; asker: Asker; bus: Bus; runtime: Runtime; bookTopic: string; everyMs?: number; log: { warn(o: object, m?: string): void } }) {}
 
@@ -26,21 +28,31 @@ export class BookClock {
     const n = this.o.bus.partitionsOf(this.o.bookTopic);
     const rows = await this.o.db().execute(
       `select o.market,
-         bool_or(o.type = 'GTD' and o.status = 'LIVE' and o.expiration > 0 and o.expiration <= ?) as expire,
+         bool_or(o.expiration > 0 and o.expiration <= ?) as expire,
          bool_or(o.status = 'DELAYED') as delayed,
-         bool_or(o.status = 'LIVE' and m.start_time is not null and m.start_time <= to_timestamp(? / 1000.0) and o.created_at < m.start_time and o.updated_at < m.start_time) as started
+         bool_or(o.status = 'LIVE' and m.start_time is not null and m.start_time <= to_timestamp(? / 1000.0) and o.created_at < m.start_time) as started,
+         (extract(epoch from max(m.start_time)) * 1000)::bigint::text as start_ms
        from open_orders o join markets m on m.condition_id = o.market
        where o.status in ('LIVE', 'DELAYED') group by o.market`,
       [Math.floor(now / 1000), now],
     );
     const cmds: { topic: string; key: string; cmd: unknown }[] = [];
+    const started: [string, string][] = [];
     for (const r of rows) {
       if (!owned.has(partitionFor(r.market, n))) continue;
       if (r.expire) cmds.push({ topic: this.o.bookTopic, key: r.market, cmd: { type: 'Expire', now } });
-      if (r.started) cmds.push({ topic: this.o.bookTopic, key: r.market, cmd: { type: 'StartGame', now } });
+      // Once per market and start time: after it, only orders released from the start window
+      // (which StartGame keeps) can have been created before the start, so asking again each tick
+      // would change nothing. A new owner, or an edited start time, asks again (harmless).
+      if (r.started && this.started.get(r.market) !== r.start_ms) {
+        cmds.push({ topic: this.o.bookTopic, key: r.market, cmd: { type: 'StartGame', now } });
+        started.push([r.market, r.start_ms]);
+      }
       if (r.delayed) cmds.push({ topic: this.o.bookTopic, key: r.market, cmd: { type: 'ReleaseDelayed', now } });
     }
     if (cmds.length) await this.o.asker.tell(cmds);
+    for (const [market, startMs] of started) this.started.set(market, startMs);
+    if (this.started.size > 100_000) this.started.clear();
   }
 
   stop(): void {

@@ -24,7 +24,10 @@ const bookWithReads: Decider<BookState, BookCommandWire, unknown, unknown> = {
     if (c.type === 'ReadQuote') {
       const m = (s as any).market;
       const quote = (asset: string | undefined) => (asset ? bestBidAsk(s, asset) : null);
-      return { events: [], reply: { yes: quote(m?.yesTokenId), no: quote(m?.noTokenId), last: lastTrade(s) }, final: false };
+      // `yesMintMerge`: the YES quote as a taker meets it with mint/merge matching on (a NO bid at q
+      // is a YES ask at 1 − q, a NO ask a YES bid).
+      const yesMintMerge = c.mintMerge && m?.yesTokenId ? bestBidAsk(s, m.yesTokenId, { mintMerge: true }) : undefined;
+      return { events: [], reply: { yes: quote(m?.yesTokenId), no: quote(m?.noTokenId), last: lastTrade(s), ...(yesMintMerge ? { yesMintMerge } : {}) }, final: false };
     }
     return marketBookDecider.decide(s, c as any);
   },

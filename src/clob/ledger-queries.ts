@@ -34,8 +34,10 @@ export async function trades(db: Db, wallet: string, f: TradeParams) {
   if (f.maker) { conds.push("exists (select 1 from trade_parties m where m.trade_id = t.id and m.role = 'MAKER' and m.address_lc = ?)"); params.push(f.maker.toLowerCase()); }
   if (f.market) { conds.push('t.market = ?'); params.push(f.market.toLowerCase()); }
   if (f.asset_id) { conds.push('t.asset_id = ?'); params.push(f.asset_id); }
+  // On match_time as shown (whole unix seconds): shown < before ⟺ match_time < before, and
+  // shown > after ⟺ match_time ≥ after + 1 (a trade at after + 0.4 s shows as `after`).
   if (f.before !== undefined) { conds.push('t.match_time < to_timestamp(?)'); params.push(f.before); }
-  if (f.after !== undefined) { conds.push('t.match_time > to_timestamp(?)'); params.push(f.after); }
+  if (f.after !== undefined) { conds.push('t.match_time >= to_timestamp(?)'); params.push(f.after + 1); }
   const rows = await db.execute(
     `select json_build_object('id', t.id, 'taker_order_id', t.taker_order_id, 'market', t.market, 'asset_id', t.asset_id, 'side', t.side,
        'size', ${dec('t.size')}, 'price', ${dec('t.price')}, 'fee_rate_bps', t.fee_rate_bps::text, 'status', t.status, 'match_type', t.match_type,

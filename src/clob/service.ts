@@ -112,12 +112,13 @@ export class ClobService {
     const canceled: string[] = [];
     const notCanceled: Record<string, string> = {};
     const byMarket = new Map<string, string[]>();
+    const known = new Map<string, { market: string; owner_lc: string; status: string }>();
     if (sel.ids) {
       const ids = [...new Set(sel.ids)];
-      const rows = ids.length ? await this.d.db().execute('select id, market from open_orders where id in (?)', [ids]) : [];
-      const where = new Map(rows.map((r: any) => [r.id, r.market]));
+      const rows = ids.length ? await this.d.db().execute('select id, market, owner_lc, status from open_orders where id in (?)', [ids]) : [];
+      for (const r of rows) known.set(r.id, r);
       for (const id of ids) {
-        const m = where.get(id);
+        const m = known.get(id)?.market;
         if (!m) { notCanceled[id] = 'order not found'; continue; }
         byMarket.set(m, [...(byMarket.get(m) ?? []), id]);
       }
@@ -131,6 +132,13 @@ export class ClobService {
       if (r?.error) continue;
       canceled.push(...(r.canceled ?? []));
       Object.assign(notCanceled, r.not_canceled ?? {});
+    }
+    // A book remembers only its recent finished orders; for an older one it says "order not
+    // found", but the ledger still knows the order: answer from its row.
+    for (const [id, reason] of Object.entries(notCanceled)) {
+      const row = known.get(id);
+      if (reason !== 'order not found' || !row || row.status === 'LIVE' || row.status === 'DELAYED') continue;
+      notCanceled[id] = row.owner_lc !== wallet.toLowerCase() ? 'not yours' : row.status === 'MATCHED' ? 'already filled' : 'already cancelled';
     }
     return { canceled, not_canceled: notCanceled };
   }
@@ -150,7 +158,7 @@ export class ClobService {
   }
 
   async quote(conditionId: string) {
-    return this.ask<any>(this.d.bookTopic, conditionId.toLowerCase(), { type: 'ReadQuote' });
+    return this.ask<any>(this.d.bookTopic, conditionId.toLowerCase(), { type: 'ReadQuote', mintMerge: this.d.mintMerge });
   }
 
   /** Tells the book about a catalog change. */

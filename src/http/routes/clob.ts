@@ -32,7 +32,9 @@ export const clobRequest = {
   sizeUpdate: z.object({ trade_id: z.string().min(1), orders: z.array(orderIdSchema).max(1000), reason: z.string().max(200).default('settlement failed') }),
   internalHeaders: z.object({ 'x-internal-token': z.string() }),
   marketQuery: z.object({ market: conditionId.optional() }),
-  valueRange: z.object({ min_value: z.coerce.number().nonnegative() }),
+  // Kept as text and compared exactly in micro-units squared (price × size): a float product
+  // (0.29 × 100 = 28.999…) would drop an order whose value is exactly min_value.
+  valueRange: z.object({ min_value: z.string().trim().regex(/^\d{1,15}(\.\d{1,12})?$/, 'min_value is a non-negative decimal number (at most 12 places)') }),
   trades: z.object({
     id: z.string().optional(), owner: z.string().optional(), taker: z.string().optional(), maker: z.string().optional(),
     market: conditionId.optional(), asset_id: z.string().optional(), limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -57,6 +59,12 @@ function internalToken(secret: string) {
   };
 }
 
+/** A non-negative decimal string as an integer of 10^-places units ("0.29", 6 → 290000n). */
+function scaled(v: string, places: number): bigint {
+  const [whole, frac = ''] = v.split('.');
+  return BigInt(whole) * 10n ** BigInt(places) + BigInt(frac.padEnd(places, '0').slice(0, places));
+}
+
 export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => Db; catalog: Catalog; internalToken: string; bookTopic: string; asker: import('../../runtime/asker.ts').Asker }) {
   const r = new Router({ prefix: '/v1' });
   const auth = clobAuth(o.tokens);
@@ -68,10 +76,14 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
     if (!m) throw notFound('market not found');
     const quote = await o.svc.quote(id).catch(() => null);
     const fmt = (q: any) => (q ? { price: (q.price / 1e6).toString(), size: (Number(q.size) / 1e6).toString() } : null);
+    // The YES book as a taker meets it (with mint/merge, NO orders count at 1 − their price), and
+    // the last trade's price in the same terms (a NO trade at q is YES at 1 − q).
+    const yes = quote?.yesMintMerge ?? quote?.yes;
+    const last = quote?.last ? (quote.last.asset_id === m.no_token_id ? 1_000_000 - quote.last.price : quote.last.price) : null;
     ctx.body = {
       ...m,
-      best_bid: fmt(quote?.yes?.bid), best_ask: fmt(quote?.yes?.ask),
-      last_price: quote?.last ? (quote.last.price / 1e6).toString() : null,
+      best_bid: fmt(yes?.bid), best_ask: fmt(yes?.ask),
+      last_price: last === null ? null : (last / 1e6).toString(),
     };
   });
 
@@ -130,7 +142,8 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
   r.get('/orders/value-range', auth, async (ctx) => {
     const q = parse(clobRequest.valueRange, ctx.query);
     const orders = await o.svc.bookOrders(wallet(ctx), {});
-    ctx.body = orders.filter((x: any) => Number(x.price) * Number(x.remainingSize) >= q.min_value);
+    const min = scaled(q.min_value, 12);
+    ctx.body = orders.filter((x: any) => scaled(x.price, 6) * scaled(x.remainingSize, 6) >= min);
   });
   r.get('/orders/:id', auth, async (ctx) => {
     const id = parse(clobRequest.orderParams, ctx.params).id;
