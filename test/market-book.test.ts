@@ -1,6 +1,8 @@
 // The MarketBook decider alone: validation, matching (price-time priority, sweeps, the distortion
-// bound, the maker cap, FOK, self-trade filtering, mint/merge), fees, reservations, cancels, ejections, the start
-// window, reads and snapshots. Pure: no I/O.
+// bound and its reference, remainders that rest on a crossed book, the maker caps splitting trades,
+// FOK, self-trade filtering, mint/merge), fees, reservations, cancels, ejections (also those due at
+// a PlaceOrder's or a release's time, before matching), the start window, reads and snapshots.
+// Pure: no I/O.
 import test from 'ava';
 import {
   bestBidAsk, checkBook, fromSnapshot, getOrder, lastTrade, marketBookDecider as D, ordersOf, reservationOf, toSnapshot,
@@ -121,60 +123,109 @@ test('partial fill: the rest rests, maker updates carry cumulative size and the 
   t.like(bestBidAsk(b.s, YES), { bid: null, ask: { price: 400_000, size: 4n * U } });
 });
 
-test('the distortion bound stops a sweep; a remainder that would rest crossed is cancelled', (t) => {
+const legs = (r: { events: BookEvent[] }) => trades(r.events).map((x) => [x.id, x.match_type, x.maker_orders.map((m) => m.order_id)]);
+const takerReleases = (r: { events: BookEvent[] }, hash: string) =>
+  r.events.filter((e: any) => (e.type === 'OrderPlaced' && e.order.hash === hash) || ((e.type === 'OrderCancelled' || e.type === 'OrderEjected') && e.orderId === hash)).reduce((a, e: any) => a + e.release.amount, 0n);
+
+test('the distortion bound stops a sweep; the remainder rests (the book rests crossed beyond the bound)', (t) => {
   const b = book();
   for (const p of [0.5, 0.51, 0.52, 0.53, 0.6]) place(b, order('m', 'YES', 'SELL', p, 1));
-  const r = place(b, order('tk', 'YES', 'BUY', 0.7, 10), { distortionBound: 20_000 });
+  const taker = order('tk', 'YES', 'BUY', 0.7, 10);
+  const r = place(b, taker, { distortionBound: 20_000 });
   t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.price), [500_000, 510_000, 520_000]);
-  t.like(r.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 7n * U, release: { amount: 4_900_000n } });
-  t.like(r.reply, { status: 'matched', sizeMatched: 3n * U, remaining: 0n });
-  t.like(bestBidAsk(b.s, YES), { bid: null, ask: { price: 530_000 } });
-  const rel = r.events.filter((e) => e.type === 'OrderPlaced' || e.type === 'OrderCancelled').reduce((a, e: any) => a + e.release.amount, 0n);
-  t.is(rel, 7n * U, 'the taker releases exactly its reservation (0.7 × 10)');
+  t.deepEqual(types(r.events), ['OrderPlaced', 'TradeMatched', 'OrderUpdated', 'OrderUpdated', 'OrderUpdated'], 'no OrderCancelled');
+  t.like(r.events[0] as any, { status: 'LIVE', order: { sizeMatched: 3n * U, remaining: 7n * U }, release: { amount: 2_100_000n } });
+  t.like(r.reply, { status: 'matched', sizeMatched: 3n * U, remaining: 7n * U });
+  t.like(getOrder(b.s, taker.hash), { status: 'LIVE', remainingSize: 7n * U, price: 700_000 });
+  t.deepEqual(bestBidAsk(b.s, YES), { bid: { price: 700_000, size: 7n * U }, ask: { price: 530_000, size: 1n * U } }, 'crossed at rest: bid above ask');
+  t.deepEqual(checkBook(b.s, { mintMerge: true, crossed: 'any' }), []);
+  t.is(checkBook(b.s, { mintMerge: true }).length, 1, 'two owners cross: only the bound allows it');
+  // the crossed book still trades: a seller meets the best bid first
+  const s = place(b, order('x', 'YES', 'SELL', 0.6, 7));
+  t.like(trades(s.events)[0], { price: 700_000, size: 7n * U });
+  t.is(getOrder(b.s, taker.hash), null);
   t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
 });
 
-test('the maker cap stops a sweep at the first maker past it; a remainder that would rest crossed is cancelled', (t) => {
+test('the distortion bound: the reference is the best opposite price on arrival, the taker\'s own orders included (and the MINT source with mint/merge)', (t) => {
+  const mk = () => {
+    const b = book();
+    const own = order('alice', 'YES', 'SELL', 0.5, 1);
+    place(b, own);
+    for (const p of [0.51, 0.52, 0.53]) place(b, order('bob', 'YES', 'SELL', p, 1));
+    return b;
+  };
+  const b = mk();
+  const r = place(b, order('ALICE', 'YES', 'BUY', 0.6, 4), { distortionBound: 20_000 });
+  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.price), [510_000, 520_000], 'reference 0.50 (own): 0.53 lies beyond 0.52');
+  t.like(r.reply, { status: 'matched', sizeMatched: 2n * U, remaining: 2n * U });
+  t.deepEqual(checkBook(b.s, { mintMerge: true, crossed: 'any' }), [], 'crossed against its own ask and beyond the bound');
+  // the best effective price over both sources: alice's NO bid at 0.50 is a YES ask at 0.50
+  const mm = () => {
+    const x = book();
+    place(x, order('alice', 'NO', 'BUY', 0.5, 1));
+    for (const p of [0.51, 0.52, 0.53]) place(x, order('bob', 'YES', 'SELL', p, 1));
+    return x;
+  };
+  const on = place(mm(), order('alice', 'YES', 'BUY', 0.6, 3), { distortionBound: 20_000 });
+  t.deepEqual(trades(on.events)[0].maker_orders.map((m) => m.price), [510_000, 520_000]);
+  const off = place(mm(), order('alice', 'YES', 'BUY', 0.6, 3), { distortionBound: 20_000, mintMerge: false });
+  t.deepEqual(trades(off.events)[0].maker_orders.map((m) => m.price), [510_000, 520_000, 530_000], 'without mint/merge the NO bid is no source: reference 0.51');
+  // a SELL likewise: own bid at 0.50, others at 0.49 … 0.47
+  const c = book();
+  place(c, order('alice', 'YES', 'BUY', 0.5, 1));
+  for (const p of [0.49, 0.48, 0.47]) place(c, order('bob', 'YES', 'BUY', p, 1));
+  const sell = place(c, order('alice', 'YES', 'SELL', 0.4, 3), { distortionBound: 20_000 });
+  t.deepEqual(trades(sell.events)[0].maker_orders.map((m) => m.price), [490_000, 480_000]);
+});
+
+test('the maker cap splits the execution into more trades, it never stops the sweep: ids <tradeId>, :1, :2 … in the order opened', (t) => {
   const b = book();
-  const asks = ['m1', 'm2', 'm3', 'm4', 'm5'].map((m, i) => order(m, 'YES', 'SELL', i < 4 ? 0.5 : 0.51, 1));
+  const asks = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7'].map((m, i) => order(m, 'YES', 'SELL', i < 4 ? 0.5 : 0.51, 1));
   for (const o of asks) place(b, o);
-  const r = place(b, order('tk', 'YES', 'BUY', 0.7, 10), { maxMakersPerTrade: 3, tradeId: 'T' });
-  t.deepEqual(trades(r.events).map((x) => [x.id, x.maker_orders.map((m) => m.order_id)]), [['T', asks.slice(0, 3).map((o) => o.hash)]], 'time priority: the first three');
-  t.like(r.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 7n * U, release: { amount: 4_900_000n } });
-  t.like(r.reply, { status: 'matched', sizeMatched: 3n * U, remaining: 0n, tradeIDs: ['T'] });
-  t.like(bestBidAsk(b.s, YES), { bid: null, ask: { price: 500_000, size: 1n * U } });
-  const rel = r.events.filter((e) => e.type === 'OrderPlaced' || e.type === 'OrderCancelled').reduce((a, e: any) => a + e.release.amount, 0n);
-  t.is(rel, 7n * U, 'the taker releases exactly its reservation (0.7 × 10)');
-  // Exactly the cap's fills and nothing left to take: no cancel.
-  const exact = place(b, order('tk2', 'YES', 'BUY', 0.51, 2), { maxMakersPerTrade: 2 });
-  t.deepEqual(trades(exact.events)[0].maker_orders.map((m) => m.order_id), [asks[3].hash, asks[4].hash]);
-  t.false(exact.events.some((e) => e.type === 'OrderCancelled'));
-  // The cap reached but no crossing liquidity left: the remainder rests.
-  for (const m of ['m6', 'm7']) place(b, order(m, 'YES', 'SELL', 0.5, 1));
-  const rests = place(b, order('tk3', 'YES', 'BUY', 0.5, 5), { maxMakersPerTrade: 2 });
-  t.like(rests.reply, { status: 'matched', sizeMatched: 2n * U, remaining: 3n * U });
-  t.like(bestBidAsk(b.s, YES), { bid: { price: 500_000, size: 3n * U }, ask: null });
+  const taker = order('tk', 'YES', 'BUY', 0.7, 10);
+  const r = place(b, taker, { maxMakersPerTrade: 3, tradeId: 'T' });
+  t.deepEqual(legs(r), [
+    ['T', 'COMPLEMENTARY', asks.slice(0, 3).map((o) => o.hash)],
+    ['T:1', 'COMPLEMENTARY', asks.slice(3, 6).map((o) => o.hash)],
+    ['T:2', 'COMPLEMENTARY', [asks[6].hash]],
+  ], 'price-time priority across the trades');
+  t.deepEqual(types(r.events), ['OrderPlaced', 'TradeMatched', 'OrderUpdated', 'OrderUpdated', 'OrderUpdated', 'TradeMatched', 'OrderUpdated', 'OrderUpdated', 'OrderUpdated', 'TradeMatched', 'OrderUpdated']);
+  t.deepEqual(r.events.filter((e) => e.type === 'OrderUpdated').map((e: any) => e.tradeId), ['T', 'T', 'T', 'T:1', 'T:1', 'T:1', 'T:2']);
+  t.like(r.reply, { status: 'matched', sizeMatched: 7n * U, remaining: 3n * U, tradeIDs: ['T', 'T:1', 'T:2'], makingAmount: 3_530_000n });
+  t.deepEqual((r.events[0] as any).tradeIds, ['T', 'T:1', 'T:2']);
+  t.deepEqual(trades(r.events).map((x) => [x.size, x.price, x.notional]), [[3n * U, 500_000, 1_500_000n], [3n * U, 510_000, 1_520_000n], [1n * U, 510_000, 510_000n]]);
+  t.like(bestBidAsk(b.s, YES), { bid: { price: 700_000, size: 3n * U }, ask: null });
+  t.is(takerReleases(r, taker.hash), 7n * U - 2_100_000n, 'the fills release what they consumed; the remainder keeps 0.7 × 3');
   t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
+  // without a tradeId: t-<hash>, t-<hash>:1, …
+  const c = book();
+  for (const m of ['m8', 'm9']) place(c, order(m, 'YES', 'SELL', 0.5, 1));
+  const d = order('tk2', 'YES', 'BUY', 0.5, 2);
+  t.deepEqual(place(c, d, { maxMakersPerTrade: 1 }).reply.tradeIDs, [`t-${d.hash}`, `t-${d.hash}:1`]);
 });
 
-test('the maker cap: FOK beyond it is not filled; GTD is cut like GTC; a bad cap is refused', (t) => {
+test('the maker cap: a FOK the book can fill is filled across several trades; GTD is split like GTC; a bad cap is refused', (t) => {
   const b = book();
   const asks = ['m1', 'm2', 'm3', 'm4'].map((m) => order(m, 'YES', 'SELL', 0.5, 1));
   for (const o of asks) place(b, o);
-  const before = toSnapshot(b.s);
-  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 4, { orderType: 'FOK' }), { maxMakersPerTrade: 3 }),
-    { events: [], reply: { error: 'FOK_NOT_FILLED', message: 'the book cannot fill the whole order now' } });
-  t.deepEqual(toSnapshot(b.s), before, 'nothing changed');
   t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 1, { orderType: 'FOK' }), { maxMakersPerTrade: 0 }).reply, { error: 'INVALID_COMMAND', message: 'maxMakersPerTrade must be a positive integer' });
-  t.like(place(b, order('tk', 'YES', 'BUY', 0.5, 3, { orderType: 'FOK' }), { maxMakersPerTrade: 3 }).reply, { status: 'matched', sizeMatched: 3n * U });
+  const fok = place(b, order('tk', 'YES', 'BUY', 0.5, 4, { orderType: 'FOK' }), { maxMakersPerTrade: 3, tradeId: 'F' });
+  t.like(fok.reply, { status: 'matched', sizeMatched: 4n * U, remaining: 0n, tradeIDs: ['F', 'F:1'] });
+  t.deepEqual(trades(fok.events).map((x) => x.maker_orders.length), [3, 1]);
   place(b, order('m5', 'YES', 'SELL', 0.5, 1));
-  const gtd = place(b, order('tk2', 'YES', 'BUY', 0.5, 2, { orderType: 'GTD', expiration: 5000 }), { maxMakersPerTrade: 1 });
-  t.like(gtd.reply, { status: 'matched', sizeMatched: 1n * U, remaining: 0n });
-  t.like(gtd.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U });
+  const snap = toSnapshot(b.s);
+  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 2, { orderType: 'FOK' }), { maxMakersPerTrade: 1 }),
+    { events: [], reply: { error: 'FOK_NOT_FILLED', message: 'the book cannot fill the whole order now' } }, 'a FOK the book cannot fill still fails');
+  t.deepEqual(toSnapshot(b.s), snap, 'nothing changed');
+  place(b, order('m6', 'YES', 'SELL', 0.5, 1));
+  const gtd = place(b, order('tk2', 'YES', 'BUY', 0.5, 3, { orderType: 'GTD', expiration: 5000 }), { maxMakersPerTrade: 1, tradeId: 'G' });
+  t.like(gtd.reply, { status: 'matched', sizeMatched: 2n * U, remaining: 1n * U, tradeIDs: ['G', 'G:1'] });
+  t.false(gtd.events.some((e) => e.type === 'OrderCancelled'));
   t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
 });
 
-test('the maker cap counts per trade: each match type up to the cap, never a maker skipped', (t) => {
+test('the maker cap counts per trade: each match type up to its cap, then a new trade of that type; never a maker skipped', (t) => {
   const mk = () => {
     const b = book();
     // effective YES asks at 0.50 in booking order: a1 (ask), n1 (NO bid: MINT), a2, n2, a3
@@ -184,24 +235,33 @@ test('the maker cap counts per trade: each match type up to the cap, never a mak
   };
   const { b, os } = mk();
   const r = place(b, order('tk', 'YES', 'BUY', 0.5, 5), { maxMakersPerTrade: 2, tradeId: 'T' });
-  t.deepEqual(trades(r.events).map((x) => [x.id, x.match_type, x.maker_orders.map((m) => m.order_id)]), [
+  t.deepEqual(legs(r), [
     ['T', 'COMPLEMENTARY', [os[0].hash, os[2].hash]],
     ['T:1', 'MINT', [os[1].hash, os[3].hash]],
+    ['T:2', 'COMPLEMENTARY', [os[4].hash]],
   ]);
-  t.like(r.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U }, 'a3 is left: its trade is full');
-  t.like(getOrder(b.s, os[4].hash), { remainingSize: 1n * U });
-  // a full trade stops the sweep even when the other trade has room: n1 is not taken past a2
+  t.like(r.reply, { status: 'matched', sizeMatched: 5n * U, remaining: 0n, tradeIDs: ['T', 'T:1', 'T:2'] });
+  t.is(getOrder(b.s, os[4].hash), null);
+  // cap 1: every maker opens a trade, in fill order
   const x = mk();
   const r2 = place(x.b, order('tk', 'YES', 'BUY', 0.5, 5), { maxMakersPerTrade: 1, tradeId: 'U' });
-  t.deepEqual(trades(r2.events).map((y) => [y.match_type, y.maker_orders.map((m) => m.order_id)]), [
-    ['COMPLEMENTARY', [x.os[0].hash]],
-    ['MINT', [x.os[1].hash]],
+  t.deepEqual(legs(r2), [
+    ['U', 'COMPLEMENTARY', [x.os[0].hash]],
+    ['U:1', 'MINT', [x.os[1].hash]],
+    ['U:2', 'COMPLEMENTARY', [x.os[2].hash]],
+    ['U:3', 'MINT', [x.os[3].hash]],
+    ['U:4', 'COMPLEMENTARY', [x.os[4].hash]],
   ]);
-  t.like(getOrder(x.b.s, x.os[3].hash), { remainingSize: 1n * U }, 'n2 (MINT, after a2) is not taken either');
   t.deepEqual(checkBook(x.b.s, { mintMerge: true }), []);
+  // below the caps the ids are as they always were: <tradeId> for the first trade, :1 for the other type
+  const y = mk();
+  t.deepEqual(legs(place(y.b, order('tk', 'YES', 'BUY', 0.5, 5), { maxMakersPerTrade: 3, tradeId: 'V' })), [
+    ['V', 'COMPLEMENTARY', [y.os[0].hash, y.os[2].hash, y.os[4].hash]],
+    ['V:1', 'MINT', [y.os[1].hash, y.os[3].hash]],
+  ]);
 });
 
-test('separate caps: maxMakersPerMintMergeTrade bounds the MINT (or MERGE) trade, maxMakersPerTrade the COMPLEMENTARY one; absent, the one cap is both', (t) => {
+test('separate caps: maxMakersPerMintMergeTrade bounds each MINT (or MERGE) trade, maxMakersPerTrade each COMPLEMENTARY one; absent, the one cap is both', (t) => {
   const mk = () => {
     const b = book();
     // effective YES asks at 0.50 in booking order: n1, n2, n3 (NO bids: MINT), then a1, a2, a3 (asks)
@@ -210,20 +270,20 @@ test('separate caps: maxMakersPerMintMergeTrade bounds the MINT (or MERGE) trade
     for (const o of os) place(b, o);
     return { b, os };
   };
-  const legs = (r: { events: BookEvent[] }) => trades(r.events).map((x) => [x.match_type, x.maker_orders.map((m) => m.order_id)]);
-  // MINT trade capped at 2: the sweep stops at n3, before any ask
+  const kinds = (r: { events: BookEvent[] }) => trades(r.events).map((x) => [x.match_type, x.maker_orders.map((m) => m.order_id)]);
+  // MINT trades capped at 2: n1 n2 | n3, then one COMPLEMENTARY trade of 3
   const a = mk();
   const r = place(a.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 3, maxMakersPerMintMergeTrade: 2 });
-  t.deepEqual(legs(r), [['MINT', [a.os[0].hash, a.os[1].hash]]]);
-  t.like(r.reply, { status: 'matched', sizeMatched: 2n * U });
-  // MINT trade allowed 3: all three NO bids, then the COMPLEMENTARY trade up to its own cap of 2
+  t.deepEqual(kinds(r), [['MINT', [a.os[0].hash, a.os[1].hash]], ['MINT', [a.os[2].hash]], ['COMPLEMENTARY', a.os.slice(3).map((o) => o.hash)]]);
+  t.like(r.reply, { status: 'matched', sizeMatched: 6n * U, remaining: 0n });
+  // MINT allowed 3, COMPLEMENTARY 2
   const c = mk();
   const r2 = place(c.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2, maxMakersPerMintMergeTrade: 3 });
-  t.deepEqual(legs(r2), [['MINT', c.os.slice(0, 3).map((o) => o.hash)], ['COMPLEMENTARY', [c.os[3].hash, c.os[4].hash]]]);
-  t.like(r2.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U });
-  // a command without maxMakersPerMintMergeTrade (from before it) decides as it did: one cap for both
+  t.deepEqual(kinds(r2), [['MINT', c.os.slice(0, 3).map((o) => o.hash)], ['COMPLEMENTARY', [c.os[3].hash, c.os[4].hash]], ['COMPLEMENTARY', [c.os[5].hash]]]);
+  // a command without maxMakersPerMintMergeTrade (from before it): one cap for both
   const d = mk();
-  t.deepEqual(legs(place(d.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2 })), [['MINT', [d.os[0].hash, d.os[1].hash]]]);
+  t.deepEqual(kinds(place(d.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2 })),
+    [['MINT', [d.os[0].hash, d.os[1].hash]], ['MINT', [d.os[2].hash]], ['COMPLEMENTARY', [d.os[3].hash, d.os[4].hash]], ['COMPLEMENTARY', [d.os[5].hash]]]);
   t.deepEqual(place(mk().b, order('tk', 'YES', 'BUY', 0.5, 1), { maxMakersPerMintMergeTrade: 0 }).reply, { error: 'INVALID_COMMAND', message: 'maxMakersPerMintMergeTrade must be a positive integer' });
   // held: both caps kept (also across a snapshot); an OrderDelayed from before the field keeps one cap for both
   const h = book({ start_time: 100_000, delay_ms: 10_000 });
@@ -242,7 +302,7 @@ test('separate caps: maxMakersPerMintMergeTrade bounds the MINT (or MERGE) trade
 test('a delayed order keeps its maker cap (also across a snapshot) and is matched with it at release', (t) => {
   const b = book({ start_time: 100_000, delay_ms: 10_000 });
   const held = order('tk', 'YES', 'BUY', 0.5, 3);
-  const r = place(b, held, { now: 95_000, maxMakersPerTrade: 2 });
+  const r = place(b, held, { now: 95_000, maxMakersPerTrade: 2, tradeId: 'H' });
   t.like(r.events[0] as any, { type: 'OrderDelayed', maxMakersPerTrade: 2 });
   for (const m of ['m1', 'm2', 'm3']) place(b, order(m, 'YES', 'SELL', 0.5, 1), { now: 100_000 });
   const s2 = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))));
@@ -250,9 +310,9 @@ test('a delayed order keeps its maker cap (also across a snapshot) and is matche
   const again = D.decide(s2, { type: 'ReleaseDelayed', now: 100_000 });
   const out = b.send({ type: 'ReleaseDelayed', now: 100_000 });
   t.deepEqual(again, out, 'the restored state decides the same');
-  t.like(out.reply.replies[held.hash], { status: 'matched', sizeMatched: 2n * U, remaining: 0n });
-  t.is(trades(out.events)[0].maker_orders.length, 2);
-  t.like(out.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross', remaining: 1n * U });
+  t.like(out.reply.replies[held.hash], { status: 'matched', sizeMatched: 3n * U, remaining: 0n, tradeIDs: ['H', 'H:1'] });
+  t.deepEqual(trades(out.events).map((x) => x.maker_orders.length), [2, 1]);
+  t.false(out.events.some((e) => e.type === 'OrderCancelled'));
 });
 
 test('FOK: all or nothing', (t) => {
@@ -263,19 +323,43 @@ test('FOK: all or nothing', (t) => {
   t.like(place(b, order('tk', 'YES', 'BUY', 0.5, 3, { orderType: 'FOK' })).reply, { status: 'matched', sizeMatched: 3n * U });
 });
 
-test('self-trades are filtered: own orders are skipped, neither filled nor cancelled', (t) => {
+test('self-trades are filtered: own orders are skipped, neither filled nor cancelled; the remainder rests against them', (t) => {
   const b = book();
   const own = order('Alice', 'YES', 'SELL', 0.5, 2);
   const other = order('bob', 'YES', 'SELL', 0.5, 2);
+  const further = order('carol', 'YES', 'SELL', 0.55, 1);
   place(b, own);
   place(b, other);
-  const r = place(b, order('alice', 'YES', 'BUY', 0.5, 3));
-  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.order_id), [other.hash]);
+  place(b, further);
+  const taker = order('alice', 'YES', 'BUY', 0.6, 4);
+  const r = place(b, taker);
+  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.order_id), [other.hash, further.hash], 'past its own ask, on to the next level');
   t.like(getOrder(b.s, own.hash), { remainingSize: 2n * U });
-  t.like(r.events.at(-1) as any, { type: 'OrderCancelled', reason: 'would_cross' }, 'resting would cross its own ask');
-  const alone = place(b, order('ALICE', 'YES', 'BUY', 0.6, 1));
-  t.like(alone.reply, { status: 'unmatched', tradeIDs: [] });
-  t.deepEqual(checkBook(b.s), []);
+  t.deepEqual(types(r.events), ['OrderPlaced', 'TradeMatched', 'OrderUpdated', 'OrderUpdated'], 'no OrderCancelled');
+  t.like(r.reply, { status: 'matched', sizeMatched: 3n * U, remaining: 1n * U });
+  t.like(getOrder(b.s, taker.hash), { status: 'LIVE', remainingSize: 1n * U });
+  t.deepEqual(bestBidAsk(b.s, YES), { bid: { price: 600_000, size: 1n * U }, ask: { price: 500_000, size: 2n * U } }, 'crossed at rest against its own ask');
+  // nothing to fill but its own: rests, status live (as any resting order)
+  const alone = place(b, order('ALICE', 'YES', 'BUY', 0.7, 1));
+  t.like(alone.reply, { status: 'live', tradeIDs: [], sizeMatched: 0n, remaining: 1n * U });
+  t.deepEqual(types(alone.events), ['OrderPlaced']);
+  t.deepEqual(checkBook(b.s, { mintMerge: true }), [], 'crossed only by one owner\'s orders');
+  // another taker meets the crossed book as it is: the best bid (alice's 0.70) first
+  const sell = place(b, order('dave', 'YES', 'SELL', 0.6, 2));
+  t.deepEqual(trades(sell.events)[0].maker_orders.map((m) => m.price), [700_000, 600_000]);
+  t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
+});
+
+test('self-trades with mint/merge: the taker\'s own NO bid (a YES ask) is skipped and the remainder rests against it', (t) => {
+  const b = book();
+  place(b, order('alice', 'NO', 'BUY', 0.5, 1));
+  const r = place(b, order('alice', 'YES', 'BUY', 0.6, 1));
+  t.like(r.reply, { status: 'live', remaining: 1n * U });
+  t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
+  t.deepEqual(bestBidAsk(b.s, YES, { mintMerge: true }), { bid: { price: 600_000, size: 1n * U }, ask: { price: 500_000, size: 1n * U } });
+  // bob's YES SELL at 0.55 meets alice's YES bid at 0.60 first
+  const s = place(b, order('bob', 'YES', 'SELL', 0.55, 1));
+  t.like(trades(s.events)[0], { match_type: 'COMPLEMENTARY', price: 600_000 });
 });
 
 test('fees: a marketable order below the taker fee is refused; a resting one is not', (t) => {
@@ -386,12 +470,102 @@ test('Expire ejects orders whose expiration passed; StartGame ejects what rested
   t.deepEqual(ex.reply, { ejected: [gtd.hash] });
   t.like(ex.events[0] as any, { type: 'OrderEjected', reason: 'expired', release: { amount: 300_000n } });
   t.deepEqual(b.send({ type: 'StartGame', now: 99_999 }).reply, { ejected: [] }, 'not started yet');
-  const late = order('b', 'YES', 'BUY', 0.1, 1);
-  place(b, late, { now: 100_500 });
-  const sg = b.send({ type: 'StartGame', now: 101_000 });
+  const sg = b.send({ type: 'StartGame', now: 100_000 });
   t.deepEqual(sg.reply, { ejected: [gtc.hash] });
   t.like(sg.events[0] as any, { reason: 'game_start' });
+  const late = order('b', 'YES', 'BUY', 0.1, 1);
+  place(b, late, { now: 100_500 });
+  t.deepEqual(b.send({ type: 'StartGame', now: 101_000 }).reply, { ejected: [] }, 'booked after the start: stays');
   t.deepEqual(ordersOf(b.s, 'b').map((o) => o.orderHash), [late.hash]);
+});
+
+test('a PlaceOrder ejects expired makers first (the events Expire emits), and the taker never fills them; Expire afterwards is a no-op', (t) => {
+  const b = book();
+  const gtd = order('m', 'YES', 'SELL', 0.5, 1, { orderType: 'GTD', expiration: 50 });
+  const gtd2 = order('m2', 'YES', 'SELL', 0.52, 1, { expiration: 50 }); // a GTC carrying an expiration: ejected too
+  const gtc = order('n', 'YES', 'SELL', 0.55, 2);
+  for (const o of [gtd, gtd2, gtc]) place(b, o);
+  const expire = D.decide(b.s, { type: 'Expire', now: 50_000 });
+  // a FOK it cannot fill once they are gone: rejected, nothing ejected (the clock will)
+  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.6, 3, { orderType: 'FOK' }), { now: 50_000 }).events, []);
+  t.like(getOrder(b.s, gtd.hash), { status: 'LIVE' });
+  const taker = order('tk', 'YES', 'BUY', 0.6, 3);
+  const r = place(b, taker, { now: 50_000, distortionBound: 20_000 });
+  t.deepEqual(types(r.events), ['OrderEjected', 'OrderEjected', 'OrderPlaced', 'TradeMatched', 'OrderUpdated']);
+  t.deepEqual(r.events.slice(0, 2), expire.events, 'the same events as Expire at that time');
+  t.like(r.events[0] as any, { orderId: gtd.hash, reason: 'expired', release: { owner: 'm', asset: YES, amount: 1n * U } });
+  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.order_id), [gtc.hash], 'the reference is 0.55: the expired 0.50 is not on the book');
+  t.like(r.reply, { status: 'matched', sizeMatched: 2n * U, remaining: 1n * U });
+  t.is(getOrder(b.s, gtd.hash), null);
+  t.deepEqual(b.send({ type: 'Expire', now: 50_001 }), { events: [], reply: { ejected: [] } });
+  t.deepEqual(checkBook(b.s, { mintMerge: true, now: 50_000 }), []);
+  // one second earlier nothing is due
+  const c = book();
+  const early = order('m', 'YES', 'SELL', 0.5, 1, { orderType: 'GTD', expiration: 50 });
+  place(c, early);
+  const r2 = place(c, order('tk', 'YES', 'BUY', 0.5, 1), { now: 49_999 });
+  t.deepEqual(trades(r2.events)[0].maker_orders.map((m) => m.order_id), [early.hash]);
+});
+
+test('at or after the start a PlaceOrder first does what StartGame does (expired ones as Expire); StartGame afterwards is a no-op', (t) => {
+  const b = book({ start_time: 100_000 });
+  const pre = order('m', 'YES', 'SELL', 0.5, 1);
+  const preGtd = order('m2', 'YES', 'SELL', 0.5, 1, { orderType: 'GTD', expiration: 100 });
+  const otherSide = order('m3', 'NO', 'BUY', 0.2, 1);
+  for (const o of [pre, preGtd, otherSide]) place(b, o, { now: 90_000 });
+  const x = order('x', 'YES', 'BUY', 0.1, 1);
+  t.is(place(b, x, { now: 99_999 }).events.length, 1, 'before the start nothing is due');
+  const s0 = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))));
+  const expire = D.decide(s0, { type: 'Expire', now: 100_000 });
+  for (const e of expire.events) D.evolve(s0, e);
+  const start = D.decide(s0, { type: 'StartGame', now: 100_000 });
+  const taker = order('tk', 'YES', 'BUY', 0.5, 1);
+  const r = place(b, taker, { now: 100_000 });
+  t.deepEqual(r.events.slice(0, 4), [...expire.events, ...start.events], 'Expire then StartGame, in one decision');
+  t.deepEqual(r.events.slice(0, 4).map((e: any) => [e.orderId, e.reason]), [[preGtd.hash, 'expired'], [pre.hash, 'game_start'], [otherSide.hash, 'game_start'], [x.hash, 'game_start']]);
+  t.like(r.events[4] as any, { type: 'OrderPlaced', status: 'LIVE' });
+  t.like(r.reply, { status: 'live', tradeIDs: [] }, 'nothing booked before the start is filled');
+  t.deepEqual(ordersOf(b.s, 'tk').map((o) => o.orderHash), [taker.hash]);
+  t.deepEqual(b.send({ type: 'StartGame', now: 100_001 }), { events: [], reply: { ejected: [] } });
+  t.deepEqual(b.send({ type: 'Expire', now: 100_001 }), { events: [], reply: { ejected: [] } });
+  t.deepEqual(checkBook(b.s, { now: 100_000 }), []);
+  // the start moved later while orders rest: due again at the new start
+  b.send({ type: 'ConfigureMarket', now: 100_002, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', start_time: 200_000 } });
+  const again = place(b, order('y', 'YES', 'SELL', 0.4, 1), { now: 200_000 });
+  t.like(again.events[0] as any, { type: 'OrderEjected', orderId: taker.hash, reason: 'game_start' });
+  t.like(again.reply, { status: 'live' });
+});
+
+test('ReleaseDelayed ejects what is due before placing the held orders: they never fill a maker booked before the start', (t) => {
+  const b = book({ start_time: 100_000, delay_ms: 10_000 });
+  const early = order('m', 'YES', 'SELL', 0.5, 1);
+  place(b, early, { now: 80_000 });
+  const held = order('tk', 'YES', 'BUY', 0.5, 1);
+  t.is(place(b, held, { now: 95_000 }).reply.status, 'delayed');
+  const rel = b.send({ type: 'ReleaseDelayed', now: 100_000 });
+  t.deepEqual(types(rel.events), ['OrderEjected', 'OrderPlaced']);
+  t.like(rel.events[0] as any, { orderId: early.hash, reason: 'game_start' });
+  t.like(rel.reply.replies[held.hash], { status: 'live', sizeMatched: 0n });
+  t.deepEqual(b.send({ type: 'StartGame', now: 100_000 }).reply, { ejected: [] });
+  t.deepEqual(checkBook(b.s), []);
+});
+
+test('the due indexes survive fills, cancels and snapshots: ejections go out in booking order', (t) => {
+  const b = book({ min_size: '0' });
+  const gtds = Array.from({ length: 40 }, (_, i) => order(`m${i}`, 'YES', 'SELL', 0.5 + (i % 5) / 100, 1, { orderType: 'GTD', expiration: 100 - (i % 7) }));
+  for (const o of gtds) place(b, o);
+  for (let i = 0; i < 40; i += 3) b.send({ type: 'CancelOrders', owner: `m${i}`, all: true, now: 2000 });
+  place(b, order('tk', 'YES', 'BUY', 0.5, 5), { now: 2000 });
+  t.deepEqual(checkBook(b.s), []);
+  const back = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))));
+  t.deepEqual(checkBook(back), []);
+  const r = place(b, order('tk2', 'YES', 'BUY', 0.1, 1), { now: 97_000 });
+  t.deepEqual(D.decide(back, { type: 'PlaceOrder', order: order('tk2', 'YES', 'BUY', 0.1, 1, { hash: (r.events.at(-1) as any).order.hash }), now: 97_000, mintMerge: true, distortionBound: 1_000_000 }), r as any, 'a restored state decides the same');
+  const ejected = r.events.filter((e) => e.type === 'OrderEjected').map((e: any) => e.orderId);
+  const want = gtds.filter((o, i) => i % 3 !== 0 && o.expiration * 1000 <= 97_000 && getOrder(back, o.hash)).map((o) => o.hash);
+  t.true(want.length > 0);
+  t.deepEqual(ejected, want, 'every due order, in booking order');
+  t.deepEqual(checkBook(b.s, { now: 97_000 }), []);
 });
 
 test('the start window: orders are delayed, then inserted (and matched) by ReleaseDelayed', (t) => {

@@ -3,8 +3,9 @@
 // PostgreSQL and Kafka: a taker sweep across exactly the cap's number of fresh wallets — whose
 // receiving token accounts do not exist, so the executor creates them first in preparatory
 // transactions — settles CONFIRMED in one transaction with exact balances, and a maker past the
-// cap is not taken (the taker's crossed remainder is cancelled). The preparatory step run again
-// (as a node killed after sending it would) changes nothing.
+// cap is taken in a further trade of the same type (the cap splits the execution, it does not
+// stop the sweep), settled in its own transaction. The preparatory step run again (as a node
+// killed after sending it would) changes nothing.
 import test from 'ava';
 import { Keypair, VersionedTransaction, type PublicKey } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createMintToInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
@@ -68,7 +69,7 @@ async function takerRemainder(orderId: string) {
   return m?.payload ?? null;
 }
 
-test.serial(`MINT across exactly ${CAP_MM} fresh makers (every receiving account created beforehand) settles CONFIRMED; the maker past the cap is not taken`, async (t) => {
+test.serial(`MINT across exactly ${CAP_MM} fresh makers (every receiving account created beforehand) settles CONFIRMED; the maker past the cap goes to a second MINT trade`, async (t) => {
   const yes = w.yes.toBase58();
   const no = w.no.toBase58();
   t.is(CAP_MM, 6);
@@ -92,21 +93,28 @@ test.serial(`MINT across exactly ${CAP_MM} fresh makers (every receiving account
   const r = await place(taker.tok, order(taker.kp, yes, 'BUY', '0.70', String(S + BigInt(CAP_MM + 1)), { feeRateBps: 100 }));
   t.is(r.status, 200);
   t.is(r.body.status, 'matched');
-  t.is(r.body.tradeIDs.length, 1);
+  t.is(r.body.tradeIDs.length, 2, 'the cap splits the execution into two MINT trades');
+  t.deepEqual(r.body.tradeIDs, [r.body.tradeIDs[0], `${r.body.tradeIDs[0]}:1`]);
   const tr = await settled(taker.tok, r.body.tradeIDs[0]);
   t.is(tr.match_type, 'MINT');
   t.deepEqual(tr.maker_orders.map((m: any) => m.owner), makers.slice(0, CAP_MM).map((m) => m.pk.toBase58()), 'the first CAP_MM makers, in time priority');
   t.is(tr.size, String(S));
+  const last = makers[CAP_MM];
+  const L = BigInt(CAP_MM + 1); // the last maker's size
+  const tr2 = await settled(taker.tok, r.body.tradeIDs[1]);
+  t.is(tr2.match_type, 'MINT');
+  t.deepEqual(tr2.maker_orders.map((m: any) => m.owner), [last.pk.toBase58()], 'the maker past the cap, in a trade of its own');
+  t.is(tr2.size, String(L));
 
-  // S YES at 0.70 = 0.7 S from the taker, fee 1% × min(0.7, 0.3) × S = 0.003 S; the makers pay 0.3 each
-  t.is(w.bal(taker.pk, w.collateral), 100n * U - 700_000n * S - 3_000n * S);
-  t.is(w.bal(taker.pk, w.yes), S * U);
-  makers.slice(0, CAP_MM).forEach((m, i) => {
+  // S + L YES at 0.70 = 0.7 (S + L) from the taker, fee 1% × min(0.7, 0.3) × (S + L) = 0.003 (S + L); the makers pay 0.3 each
+  t.is(w.bal(taker.pk, w.collateral), 100n * U - 700_000n * (S + L) - 3_000n * (S + L));
+  t.is(w.bal(taker.pk, w.yes), (S + L) * U);
+  makers.forEach((m, i) => {
     t.is(w.bal(m.pk, w.collateral), 10n * U - BigInt(i + 1) * 300_000n);
     t.is(w.bal(m.pk, w.no), BigInt(i + 1) * U);
   });
-  t.is(w.chain.tokenBalance(escrow) - before.escrow, S * U, 'a pair per token: 0.7 S + 0.3 S');
-  t.is(w.bal(w.feeRecipient.publicKey, w.collateral) - before.fee, 3_000n * S);
+  t.is(w.chain.tokenBalance(escrow) - before.escrow, (S + L) * U, 'a pair per token: 0.7 + 0.3 per token');
+  t.is(w.bal(w.feeRecipient.publicKey, w.collateral) - before.fee, 3_000n * (S + L));
 
   const tx = await settlementTx(tr.id);
   t.log(`${CAP_MM} makers, ${tx.creates} token accounts created in the settlement: ${tx.bytes} bytes`);
@@ -114,16 +122,13 @@ test.serial(`MINT across exactly ${CAP_MM} fresh makers (every receiving account
   t.is(tx.creates, 0, 'each maker\'s NO account and the taker\'s YES account were created before, not in the settlement');
   t.true(tx.bytes <= 1232);
 
-  // the maker past the cap: untouched, still resting; the taker's remainder (CAP_MM + 1) would have
-  // rested crossed against it, so it is cancelled
-  const last = makers[CAP_MM];
-  t.is(w.account(last.pk, w.no), null);
-  t.is(w.bal(last.pk, w.collateral), 10n * U);
-  t.like((await call(w.node.url, 'GET', `/v1/open-orders/${last.orderId}`, { token: last.tok })).body, { status: 'LIVE', size_matched: '0' });
-  t.like(await until(() => takerRemainder(r.body.orderID), 10_000, 'the taker remainder cancelled'), { reason: 'would_cross', size_matched: String(S) });
+  // the maker past the cap: filled by the second trade; the taker is filled whole, nothing cancelled
+  t.like((await call(w.node.url, 'GET', `/v1/open-orders/${last.orderId}`, { token: last.tok })).body, { status: 'MATCHED', size_matched: String(L) });
+  t.like((await call(w.node.url, 'GET', `/v1/open-orders/${r.body.orderID}`, { token: taker.tok })).body, { status: 'MATCHED', size_matched: String(S + L) });
+  t.is(await takerRemainder(r.body.orderID), null);
 });
 
-test.serial(`COMPLEMENTARY: a taker facing ${CAP + 2} sellers gets ${CAP} fills, settled with exact balances`, async (t) => {
+test.serial(`COMPLEMENTARY: a taker facing ${CAP + 2} sellers gets a trade of ${CAP} fills and one of 2, settled with exact balances`, async (t) => {
   const yes = w.yes.toBase58();
   // fresh sellers holding only YES: their collateral accounts are created by the settlement
   const sellers: Wallet[] = [];
@@ -135,17 +140,21 @@ test.serial(`COMPLEMENTARY: a taker facing ${CAP + 2} sellers gets ${CAP} fills,
   const taker = await wallet({ collateral: 50n * U });
   const r = await place(taker.tok, order(taker.kp, yes, 'BUY', '0.40', String(2 * (CAP + 2)), { feeRateBps: 100 }));
   t.is(r.body.status, 'matched');
+  t.is(r.body.tradeIDs.length, 2);
   const tr = await settled(taker.tok, r.body.tradeIDs[0]);
   t.is(tr.match_type, 'COMPLEMENTARY');
   t.is(tr.maker_orders.length, CAP);
-  // 2 × CAP YES at 0.40, fee 1% × 0.4 × 2 × CAP
-  const n = BigInt(CAP);
+  const tr2 = await settled(taker.tok, r.body.tradeIDs[1]);
+  t.is(tr2.id, `${tr.id}:1`);
+  t.is(tr2.match_type, 'COMPLEMENTARY');
+  t.deepEqual(tr2.maker_orders.map((m: any) => m.owner), sellers.slice(CAP).map((s) => s.pk.toBase58()), 'the sellers past the cap, in time priority');
+  // 2 × (CAP + 2) YES at 0.40, fee 1% × 0.4 × 2 per seller
+  const n = BigInt(CAP + 2);
   t.is(w.bal(taker.pk, w.yes), 2n * n * U);
   t.is(w.bal(taker.pk, w.collateral), 50n * U - 800_000n * n - 8_000n * n);
-  sellers.forEach((s, i) => {
-    t.is(w.bal(s.pk, w.yes), i < CAP ? 3n * U : 5n * U);
-    t.is(w.bal(s.pk, w.collateral), i < CAP ? 800_000n : 0n);
-    t.is(w.account(s.pk, w.collateral) === null, i >= CAP, 'a collateral account only for those filled');
+  sellers.forEach((s) => {
+    t.is(w.bal(s.pk, w.yes), 3n * U);
+    t.is(w.bal(s.pk, w.collateral), 800_000n);
   });
   const tx = await settlementTx(tr.id);
   t.log(`${CAP} makers, ${tx.creates} token accounts created in the settlement: ${tx.bytes} bytes`);
@@ -153,7 +162,7 @@ test.serial(`COMPLEMENTARY: a taker facing ${CAP + 2} sellers gets ${CAP} fills,
   t.is(tx.creates, 0, 'the sellers\' collateral accounts and the taker\'s YES account were created before, not in the settlement');
   t.true(tx.bytes <= 1232);
   t.is(w.account(taker.pk, w.yes)!.amount, 2n * n * U);
-  t.like(await until(() => takerRemainder(r.body.orderID), 10_000, 'the taker remainder cancelled'), { reason: 'would_cross', size_matched: String(2 * CAP) });
+  t.is(await takerRemainder(r.body.orderID), null, 'filled whole: nothing cancelled');
 });
 
 test.serial('the preparatory step run again (a node killed after sending it) is harmless: nothing moves, nothing is reset', async (t) => {
@@ -190,7 +199,7 @@ test.serial('the preparatory step run again (a node killed after sending it) is 
 
   // and a trade crediting those accounts still settles once, with exact balances
   const taker = await wallet({ collateral: 10n * U });
-  // (below the 0.40 asks the earlier test left resting)
+  // (the earlier tests left no ask resting)
   t.is((await place(owner.tok, order(owner.kp, w.yes.toBase58(), 'SELL', '0.35', '2'))).body.status, 'live');
   const r = await place(taker.tok, order(taker.kp, w.yes.toBase58(), 'BUY', '0.35', '2', { feeRateBps: 100 }));
   t.is(r.body.status, 'matched');

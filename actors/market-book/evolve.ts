@@ -2,6 +2,7 @@
 // state and keeps no earlier version; decide never writes it. Replaying a market's events from
 // initialBook rebuilds exactly the state that produced them.
 import { gcd, ONE } from './amounts.ts';
+import { tidyDue, trackResting } from './due.ts';
 import { remember } from './finished.ts';
 import { addOwner, dropOwner } from './owners.ts';
 import { book, emptyBest, emptyLadders, relayout, unbook } from './ladder.ts';
@@ -14,6 +15,7 @@ export function initialBook(key: string): BookState {
   return {
     key, market: null, gran: DEFAULT_GRAN, L, ladders: emptyLadders(L), best: emptyBest(L),
     orders: new Map(), held: new Map(), byOwner: new Map(), finished: new Map(), finishedRing: [], finishedPos: 0, nextSeq: 0, lastTrade: null,
+    byExpiry: [], byBookedAt: [],
   };
 }
 
@@ -55,6 +57,7 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
       const o = toBookOrder(d, e.at);
       s.orders.set(d.hash, o);
       book(s, o);
+      trackResting(s, o);
       return s;
     }
     case 'TradeUpdated':
@@ -92,6 +95,7 @@ export function finish(s: BookState, hash: string, how: Finish): void {
   if (o) {
     unbook(s, o);
     s.orders.delete(hash);
+    tidyDue(s);
     owner = o.owner;
   } else {
     const h = s.held.get(hash);

@@ -1,11 +1,12 @@
 // Placing an order: validation, the start-window delay, matching, and the events of the result;
 // and the release of delayed orders, placed one after another on a scratch copy of the book.
 import { feeOf, feeUnits, ONE, ONE_N, releaseOf, reservationOf } from './amounts.ts';
+import { dueAt } from './due.ts';
 import { evolveBook } from './evolve.ts';
 import { cloneBook } from './snapshot.ts';
 import { sweep, type Fill } from './sweep.ts';
 import {
-  BUY, NO, SELL, YES, type BookEvent, type BookState, type MakerFill, type Market, type OrderData, type OrderInput, type PlaceAccepted,
+  BUY, NO, SELL, YES, type BookEvent, type BookOrder, type BookState, type MakerFill, type Market, type OrderData, type OrderInput, type PlaceAccepted,
   type PlaceOrder, type PlaceReply, type Rejection, type ReleaseReply, type TradeSummary,
 } from './types.ts';
 
@@ -14,7 +15,8 @@ export interface Decided<R> { events: BookEvent[]; reply: R }
 export const reject = (error: Rejection['error'], message: string): Rejection => ({ error, message });
 
 
-/** Trade ids of one taker execution: the first as given (default `t-<order hash>`), then `<first>:1`. */
+/** Trade ids of one taker execution, by the order the trades were opened: the first as given
+ *  (default `t-<order hash>`), then `<first>:1`, `<first>:2`, … */
 export function tradeIdOf(given: string | null | undefined, hash: string, k: number): string {
   const first = given ?? `t-${hash}`;
   return k === 0 ? first : `${first}:${k}`;
@@ -78,43 +80,47 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
       reply: { status: 'delayed', orderID: d.hash, makingAmount: 0n, takingAmount: 0n, tradeIDs: [], warnings: [], sizeMatched: 0n, remaining: d.size, fee: 0n },
     };
   }
-  return match(s, m, d, cmd.now, cmd.mintMerge, bound, cmd.tradeId, cap, capMM);
+  // What is due at `now` goes first (as Expire then StartGame would): the sweep skips those orders,
+  // and an accepted order's decision starts with their OrderEjected events.
+  const due = dueAt(s, cmd.now);
+  const r = match(s, m, d, cmd.now, cmd.mintMerge, bound, cmd.tradeId, cap, capMM, due.ejected);
+  if (due.events.length === 0 || 'error' in r.reply) return r;
+  return { events: [...due.events, ...r.events], reply: r.reply };
 }
 
 /**
  * Matches an accepted order against the book. Events, in order: OrderPlaced (the order after its
- * arrival fills: LIVE when a remainder rests, MATCHED when filled), then per trade TradeMatched and
- * one OrderUpdated per maker leg; last, when the remainder may not rest because it would lie on a
- * crossed book (only its own orders, prices beyond the distortion bound, or makers past the maker
- * cap are left to cross), OrderCancelled with reason `would_cross`. `d` must be a fresh object: it
- * becomes the event's order. `maxMakers` (null: none) bounds the maker legs of the COMPLEMENTARY
- * trade, `maxMintMerge` (null: none) those of the MINT or MERGE trade.
+ * arrival fills: LIVE when a remainder rests, MATCHED when filled), then per trade, in the order the
+ * trades were opened, TradeMatched and one OrderUpdated per maker leg. A GTC/GTD remainder always
+ * rests, even where the book then rests crossed (against the taker's own orders, or prices beyond
+ * the distortion bound); a FOK one is FOK_NOT_FILLED. `d` must be a fresh object: it becomes the
+ * event's order. `maxMakers` (null: none) bounds the maker legs of each COMPLEMENTARY trade,
+ * `maxMintMerge` (null: none) those of each MINT or MERGE trade; `gone`: orders this decision ejects
+ * first (the sweep skips them).
  */
 export function match(
   s: BookState, m: Market, d: OrderData, now: number, mintMerge: boolean, bound: number | null, tradeId: string | null | undefined, maxMakers: number | null,
-  maxMintMerge: number | null,
+  maxMintMerge: number | null, gone: ReadonlySet<BookOrder> | null = null,
 ): Decided<PlaceReply> {
   const side = d.side === 'BUY' ? BUY : SELL;
-  const sw = sweep(s, { asset: d.outcome === 'YES' ? YES : NO, side, price: d.price, size: d.size, ownerKey: d.owner.toLowerCase() }, mintMerge, bound, maxMakers, maxMintMerge);
+  const sw = sweep(s, { asset: d.outcome === 'YES' ? YES : NO, side, price: d.price, size: d.size, ownerKey: d.owner.toLowerCase() }, mintMerge, bound, maxMakers, maxMintMerge, gone);
   const fills = sw.fills;
   if (fills.length > 0 && d.feeRateBps < m.takerFeeBps) {
     return { events: [], reply: reject('FEE_RATE_TOO_LOW', `an order marketable on arrival must carry feeRateBps >= ${m.takerFeeBps}`) };
   }
   if (d.orderType === 'FOK' && sw.rem > 0n) return { events: [], reply: reject('FOK_NOT_FILLED', 'the book cannot fill the whole order now') };
   const rem = sw.rem;
-  const rests = rem > 0n && !sw.blocked;
   const matched = d.size - rem;
   const tradeEvents: BookEvent[] = [];
   const tradeIDs: string[] = [];
   let value = 0n;
   let fee = 0n;
   if (fills.length > 0) {
-    // One trade per match type: a sweep that meets both kinds of liquidity gives two trades, the
-    // COMPLEMENTARY legs in one and the MINT (or MERGE) legs in the other, each in fill order.
-    const first = fills[0].crossAsset;
-    let mixed = false;
-    for (const f of fills) if (f.crossAsset !== first) { mixed = true; break; }
-    const groups = mixed ? [fills.filter((f) => f.crossAsset === first), fills.filter((f) => f.crossAsset !== first)] : [fills];
+    // One trade per match type, split further where a trade reaches its maker cap: each trade
+    // holds the legs of one match type, in fill order; trades go out in the order they were opened.
+    const groups: Fill[][] = [];
+    for (let k = 0; k < sw.trades; k++) groups.push([]);
+    for (const f of fills) groups[f.trade].push(f);
     for (let k = 0; k < groups.length; k++) {
       const g = groups[k];
       const t = tradeOf(tradeIdOf(tradeId, d.hash, k), m, d, g, now);
@@ -140,21 +146,15 @@ export function match(
     release: releaseOf(d, d.size, rem), tradeIds: tradeIDs,
   }];
   for (const e of tradeEvents) events.push(e);
-  if (rem > 0n && !rests) {
-    events.push({
-      type: 'OrderCancelled', at: now, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: matched,
-      remaining: rem, held: false, release: releaseOf(d, rem, 0n), reason: 'would_cross',
-    });
-  }
   const reply: PlaceAccepted = {
-    status: fills.length > 0 ? 'matched' : rests ? 'live' : 'unmatched',
+    status: fills.length > 0 ? 'matched' : 'live',
     orderID: d.hash,
     makingAmount: side === BUY ? value : matched,
     takingAmount: side === BUY ? matched : value,
     tradeIDs,
     warnings: [],
     sizeMatched: matched,
-    remaining: rests ? rem : 0n,
+    remaining: rem,
     fee,
   };
   return { events, reply };
@@ -186,7 +186,9 @@ function tradeOf(id: string, m: Market, d: OrderData, g: Fill[], now: number): T
 }
 
 /** Places the held orders due at `now` in arrival order, each seeing the book the previous one left.
- *  One that fails a check now (market closed, expired, FOK not filled, fee too low) is ejected. */
+ *  One that fails a check now (market closed, expired, FOK not filled, fee too low) is ejected.
+ *  Before them, what is due on the book at `now` (expired makers, and those booked before the
+ *  start) is ejected, as in decidePlace. */
 export function decideRelease(s: BookState, now: number): Decided<ReleaseReply> {
   const due = [];
   for (const h of s.held.values()) if (h.releaseAt <= now) due.push(h);
@@ -194,6 +196,7 @@ export function decideRelease(s: BookState, now: number): Decided<ReleaseReply> 
   const scratch = cloneBook(s);
   const events: BookEvent[] = [];
   const reply: ReleaseReply = { released: [], replies: Object.create(null) };
+  for (const e of dueAt(scratch, now).events) { events.push(e); evolveBook(scratch, e); }
   for (const h of due) {
     const m = scratch.market!;
     const d: OrderData = { ...h.order };

@@ -22,7 +22,8 @@ function releaseOfLive(l: Live): Release {
   return l.held ? { owner: d.owner, ...reservationOf(d) } : releaseOf(d, d.remaining, 0n);
 }
 
-function gone(l: Live, at: number) {
+/** The fields of an event that takes `l` off the book (or out of the hold) at `at`. */
+export function gone(l: Live, at: number) {
   const d = dataOf(l);
   const release = releaseOfLive(l);
   return { at, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: d.sizeMatched, remaining: d.remaining, held: l.held, release };

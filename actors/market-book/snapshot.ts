@@ -4,6 +4,7 @@
 import { ONE } from './amounts.ts';
 import { book, emptyBest, emptyLadders } from './ladder.ts';
 import { initialBook, toBookOrder } from './evolve.ts';
+import { trackResting } from './due.ts';
 import { finishedList, remember } from './finished.ts';
 import { addOwner } from './owners.ts';
 import type { BookState, Finish, Market, OrderData } from './types.ts';
@@ -61,6 +62,7 @@ export function fromSnapshot(json: unknown): BookState {
     s.orders.set(o.hash, o);
     addOwner(s, o.ownerKey, o.hash);
     book(s, o);
+    trackResting(s, o);
   }
   for (const h of j.held) {
     const order = dataIn(h.order);

@@ -70,16 +70,18 @@ export interface PlaceOrder {
   order: OrderInput;
   now: number;
   mintMerge: boolean;
-  /** Price micro-units, e.g. 0.02 → 20_000 (from the first price the taker can trade at). */
+  /** Price micro-units, e.g. 0.02 → 20_000: how far the fill price may drift from the reference
+   *  price (the best opposite price when the order arrived, the taker's own orders included). */
   distortionBound: number;
-  /** Most maker fills in the COMPLEMENTARY trade of this execution, so that its settlement
-   *  transaction fits (CLOB_MAX_MAKERS_PER_TRADE): the sweep stops at the first maker that would
-   *  exceed it. Absent: no cap (commands from before the setting replay as they were decided). */
+  /** Most maker legs in each COMPLEMENTARY trade of this execution, so that its settlement
+   *  transaction fits (CLOB_MAX_MAKERS_PER_TRADE): when a trade is full, the next maker opens a new
+   *  trade (the sweep goes on). Absent: no cap. */
   maxMakersPerTrade?: number;
-  /** The same for its MINT (or MERGE) trade (CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE). Absent:
+  /** The same for each MINT (or MERGE) trade (CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE). Absent:
    *  `maxMakersPerTrade` (as commands from before this field were decided). */
   maxMakersPerMintMergeTrade?: number;
-  /** Id of the first trade this execution produces (default `t-<order hash>`); a second gets `:1`. */
+  /** Id of the first trade this execution produces (default `t-<order hash>`); the next ones, in
+   *  the order they are opened, get `:1`, `:2`, … */
   tradeId?: string;
 }
 /** reason: 'user' (default) or e.g. 'heartbeat_timeout' (cancel-on-disconnect); carried by OrderCancelled. */
@@ -185,8 +187,8 @@ export type BookEvent =
   | { type: 'MarketConfigured'; at: number; market: Market }
   | {
     type: 'OrderPlaced'; at: number; order: OrderData;
-    /** LIVE: rests with `remaining`; MATCHED: filled on arrival, never rests. A LIVE remainder that
-     *  would rest on a crossed book is followed, in the same decision, by OrderCancelled `would_cross`. */
+    /** LIVE: rests with `remaining` (even where the book then rests crossed: against the taker's own
+     *  orders, or prices beyond the distortion bound); MATCHED: filled on arrival, never rests. */
     status: 'LIVE' | 'MATCHED';
     reservation: Reservation;
     /** Reservation consumed by the fills at arrival. */
@@ -214,7 +216,8 @@ export type BookEvent =
   | { type: 'TradeMatched'; at: number; trade: TradeSummary }
   /** The settlement executor's news of a trade (no change to the book). */
   | { type: 'TradeUpdated'; at: number; tradeId: string; status: SettlementStatus; transactionHash: string; attempt: number; reason: string | null }
-  /** reason: 'user', or 'would_cross' (a remainder that may not rest, see OrderPlaced). */
+  /** reason: 'user', 'heartbeat_timeout' (CancelOrders.reason); 'would_cross' only in ledgers from
+   *  before a remainder always rested (the decider no longer produces it). */
   | (OrderGone & { type: 'OrderCancelled'; reason: string })
   /** release_rejected: a delayed order that failed a check when released (`code` says which). */
   | (OrderGone & { type: 'OrderEjected'; reason: 'expired' | 'game_start' | 'release_rejected'; code?: string })
@@ -225,6 +228,8 @@ export type BookEvent =
 export interface Rejection { error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND'; message: string }
 
 export interface PlaceAccepted {
+  /** matched: something filled on arrival; live: rests unfilled; delayed: held. ('unmatched' is no
+   *  longer decided: a GTC/GTD remainder always rests.) */
   status: 'live' | 'matched' | 'delayed' | 'unmatched';
   orderID: string;
   /** What the taker gave in fills on arrival: collateral for BUY, tokens for SELL. */
@@ -320,4 +325,9 @@ export interface BookState {
   finishedPos: number;
   nextSeq: number;
   lastTrade: LastTrade | null;
+  /** Derived indexes (due.ts), rebuilt from the orders by fromSnapshot, never snapshotted: min-heaps
+   *  of resting orders by expiration (only those with one) and by bookedAt, dead entries dropped
+   *  lazily, so that a PlaceOrder finds in O(1) whether an ejection is due at its `now`. */
+  byExpiry: BookOrder[];
+  byBookedAt: BookOrder[];
 }

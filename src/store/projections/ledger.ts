@@ -56,7 +56,11 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
             // A resting or held order keeps its reservation: the hold taken before it reached the book is confirmed.
             if (e.type === 'OrderDelayed' || e.status === 'LIVE') wallet.push({ topic: w, key: od.owner, value: toJson({ v: 1, id: `confirm:${od.hash}`, at: e.at, cmd: { type: 'Confirm', orderId: od.hash } }) });
             if (e.type === 'OrderPlaced') {
-              const m = release(w, `fill:${od.hash}:${(e.tradeIds ?? []).join(',')}`, od.hash, e.release, 'filled', e.at);
+              // The release's id (the wallet's inbox key, at most 255 characters): the trade ids
+              // joined, as always for one or two trades; an execution split into more trades by the
+              // maker caps is named by its first trade and their count (an order is placed once).
+              const ids = e.tradeIds ?? [];
+              const m = release(w, `fill:${od.hash}:${ids.length <= 2 ? ids.join(',') : `${ids[0]}+${ids.length}`}`, od.hash, e.release, 'filled', e.at);
               if (m) wallet.push(m);
             }
             break;
