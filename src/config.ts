@@ -112,7 +112,7 @@ export interface Config {
   settlementPollMs: number;
   mintMergeMatching: boolean;
   distortionBound: number;
-  /** Maker fills per COMPLEMENTARY trade of one taker execution (the sweep stops there), so that its settlement fits one transaction. */
+  /** Maker fills per COMPLEMENTARY trade of one taker execution (past it the sweep goes on in a further trade), so that its settlement fits one transaction. */
   maxMakersPerTrade: number;
   /** The same for a MINT or MERGE trade (more instructions per leg). */
   maxMakersPerMintMergeTrade: number;
@@ -128,7 +128,8 @@ export interface Config {
 export class ConfigError extends Error {}
 
 const SHARED_IN_CLUSTER = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN'] as const;
-const REQUIRED_IN_PRODUCTION = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'DATABASE_URL', 'SOLANA_RPC_URL'] as const;
+/** Settings production has no default for (DATABASE_URL has one: PGlite under ./data/production). */
+const REQUIRED_IN_PRODUCTION = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'SOLANA_RPC_URL'] as const;
 
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(source);

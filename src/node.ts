@@ -104,10 +104,10 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   metrics.attach({ positions: () => runtime.positions(), actorCounts: () => runtime.actorCounts(), unsavedActors: () => runtime.unsavedActors(), offsets: bus.offsets ? (t) => bus.offsets!(t) : undefined });
   await asker.start();
 
-  // The development local chain needs a webhook secret to deliver to this node: one is made up.
-  const webhookSecret = cfg.webhookSecret ?? (cfg.localChain && cfg.env === 'development' ? `dev-${Math.random().toString(36).slice(2)}` : undefined);
-  const authority = opts.authority ?? (cfg.authorityKeypair ? readKeypair(cfg.authorityKeypair) : null);
-  const chain = opts.chain !== undefined ? opts.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authority) : null;
+  // Unset PARLAY_WEBHOOK_AUTH_SECRET: the webhook route answers 503 (the development local chain
+  // hands its deliveries to the mirror in process, below).
+  const webhookSecret = cfg.webhookSecret;
+  const chain = opts.chain !== undefined ? opts.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authorityOf(cfg, opts, log)) : null;
   // Single statements outside transactions go straight to the driver (a forked entity manager per call costs more than the call).
   const driver = orm.em.getDriver() as unknown as { execute(sql: string, params?: unknown[]): Promise<any[]> };
   const dbHandle = { execute: (sql: string, params?: unknown[]) => driver.execute(sql, params ?? []) };
@@ -195,7 +195,8 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
   if (runsDevChain) {
     const { startDevChain } = await import('./dev/local-chain.ts');
-    const dev = await startDevChain({ serviceUrl: url, webhookSecret: webhookSecret!, port: cfg.localChainPort, log, delegate: settlementKey, platformJwtSecret: cfg.platformJwtSecret });
+    // Its gateway signs void_parlay with the authority the local chain's program config was initialized with.
+    const dev = await startDevChain({ serviceUrl: url, mirror: parlays, port: cfg.localChainPort, log, delegate: settlementKey, platformJwtSecret: cfg.platformJwtSecret });
     parlays.setChain(dev.gateway);
     devChain = dev;
   }
@@ -212,11 +213,11 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
       closed = true;
       await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections?.(); });
       clearInterval(refreshMint);
-      clock.stop();
+      await clock.stop();
       await settlement?.stop();
       await heartbeats.stop();
-      relay.stop();
-      ledgerRelay.stop();
+      // The relays' drains in progress end before the bus and the database close under them.
+      await Promise.all([relay.stop(), ledgerRelay.stop()]);
       await devChain?.close();
       await asker.stop();
       await runtime.stop();
@@ -226,6 +227,20 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
       await orm.close();
     },
   };
+}
+
+/**
+ * The key that signs void_parlay through SOLANA_RPC_URL: PARLAY_AUTHORITY_KEYPAIR, else in
+ * development a generated one (its public key logged: the program's config must name it for a
+ * void to land); null in production without the setting (admin void answers 503).
+ */
+function authorityOf(cfg: Config, opts: NodeOptions, log: Logger): Keypair | null {
+  if (opts.authority) return opts.authority;
+  if (cfg.authorityKeypair) return readKeypair(cfg.authorityKeypair);
+  if (cfg.env !== 'development') return null;
+  const generated = Keypair.generate();
+  log.warn({ authority: generated.publicKey.toBase58() }, 'PARLAY_AUTHORITY_KEYPAIR unset (development): generated a void_parlay authority; the program config must name it');
+  return generated;
 }
 
 /**

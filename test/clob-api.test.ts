@@ -207,3 +207,16 @@ test.serial('size-update: internal token only; invalidates resting orders and fr
   t.is(ok!.status, 200, JSON.stringify(ok!.body));
   await call(node.url, 'POST', '/v1/orders/cancel-all', { token: A });
 });
+
+test('a body that is not JSON: POST /v1/order answers it as its rejections ({ success, errorMsg, code }), other routes { error, message }', async (t) => {
+  const order = await call(node.url, 'POST', '/v1/order', { token: A, raw: '{"order": {"salt": ' });
+  t.is(order.status, 400);
+  t.deepEqual(Object.keys(order.body).sort(), ['code', 'errorMsg', 'success']);
+  t.false(order.body.success);
+  t.is(order.body.code, 'INVALID_ORDER');
+  t.regex(order.body.errorMsg, /not valid JSON/);
+  const cancel = await call(node.url, 'POST', '/v1/orders/cancel', { token: A, raw: '{"orderIds": [' });
+  t.is(cancel.status, 400);
+  t.is(cancel.body.error, 'malformed_body');
+  t.regex(cancel.body.message, /not valid JSON/);
+});

@@ -48,6 +48,10 @@ test('/openapi.json is an OpenAPI 3.1 document of both areas whose references re
   t.is(limit.schema.default, 100);
   t.deepEqual(doc.paths['/v1/orders/cancel'].post.security, [{ clob: [] }]);
   t.deepEqual(doc.paths['/v1/orders/size-update'].post.security, [{ internal: [] }]);
+  // SPEC 2.3: the vault's updated_at is a timestamp, never null (before the first event: when the mirror was created).
+  const vault = doc.components.schemas.Vault;
+  t.is(vault.properties.updated_at.type, 'string', JSON.stringify(vault.properties.updated_at));
+  t.true(vault.required.includes('updated_at'));
 
   const page = await fetch(`${w.node.url}/docs`);
   t.is(page.status, 200);

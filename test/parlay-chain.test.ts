@@ -1,7 +1,8 @@
 // The mirror fed purely by the local chain's own webhook deliveries (in order, and shuffled with
 // duplicates), vault sync and admin void against the chain, end to end.
 import test from 'ava';
-import { Keypair } from '@solana/web3.js';
+import { Keypair, PublicKey } from '@solana/web3.js';
+import pino from 'pino';
 import { startLocalChain, type LocalChain } from '../src/chain/local/index.ts';
 import { Web3Gateway } from '../src/chain/gateway.ts';
 import { testNode, call, token, WEBHOOK_SECRET } from './helpers/node.ts';
@@ -101,4 +102,27 @@ test('shuffled and duplicated webhook deliveries reach the same mirror', async (
   await scenario(t, chain, node);
   await assertMirrorsChain(t, chain, node);
   t.true(chain.webhooks.stats.duplicates > 0);
+});
+
+test('development with SOLANA_RPC_URL and no PARLAY_AUTHORITY_KEYPAIR: a generated authority signs void (logged once); the chain refuses it, no missing-key 502', async (t) => {
+  const db = await freshDatabase();
+  const port = await freePort();
+  const chain = await startLocalChain({ webhooks: [{ url: `http://127.0.0.1:${port}/api/parlays/webhooks/indexer/`, authorization: WEBHOOK_SECRET }], webhookOptions: { retryBaseMs: 20, retryMaxMs: 200, maxAttempts: 200 } });
+  const boot = await chain.bootstrap();
+  const lines: any[] = [];
+  const log = pino({ level: 'info' }, { write: (l: string) => { lines.push(JSON.parse(l)); } });
+  const node = await testNode({ DATABASE_URL: db.url, PORT: String(port), SOLANA_RPC_URL: chain.url }, { chain: undefined, log });
+  t.teardown(async () => { await node.close(); await chain.close(); await db.drop(); });
+  const generated = lines.filter((l) => /PARLAY_AUTHORITY_KEYPAIR unset/.test(l.msg ?? ''));
+  t.is(generated.length, 1, 'logged once');
+  t.not(generated[0].authority, boot.authority.publicKey.toBase58());
+  const alice = Keypair.generate();
+  await chain.fundWallet(alice.publicKey, 10n ** 9n, 100n * UNIT);
+  t.true((await chain.createParlay(alice, { parlayId: 9, stake: 10n * UNIT, legs: [{ marketId: 1, probability: 500_000 }, { marketId: 2, probability: 500_000 }] })).landed);
+  await chain.webhooks.idle();
+  await chain.fundWallet(new PublicKey(generated[0].authority), 10n ** 9n, 0n); // its fees
+  const v = await call(node.url, 'POST', '/api/parlays/admin/9/void/', { token: admin });
+  t.is(v.status, 409, JSON.stringify(v.body));
+  t.is(v.body.error, 'chain_rejected', 'signed and sent: the program config names another authority');
+  t.regex(v.body.message, /Unauthorized|6012/);
 });

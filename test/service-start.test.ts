@@ -13,6 +13,7 @@ import { bearer, order } from './helpers/clob.ts';
 import { DEV_STATE_FILE, type DevState } from '../src/dev/local-chain.ts';
 import { createDevMarket, fundWallet, giveTokens } from '../src/dev/order-book.ts';
 import { runAllowance } from '../src/cli/allowance.ts';
+import { loadConfig, ConfigError } from '../src/config.ts';
 
 const U = 1_000_000n;
 
@@ -27,6 +28,13 @@ test('development default: embedded node with the local chain wired to its webho
   }
   t.truthy(vault.data.vault_address, 'ConfigInitialized reached the mirror through the chain webhook');
   t.true(vault.data.balance > 0, 'VaultSeeded too');
+  // PARLAY_WEBHOOK_AUTH_SECRET is unset: the route answers 503 to every caller, whatever the body
+  // (the local chain hands its deliveries to the mirror in process, as just seen).
+  for (const [auth, body] of [[undefined, '[]'], ['anything', '[]'], ['dev-guess', '[{"slot":']] as const) {
+    const hook = await fetch(`${node.url}/api/parlays/webhooks/indexer/`, { method: 'POST', headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) }, body });
+    t.is(hook.status, 503, `auth ${auth}, body ${body}`);
+    t.is((await hook.json()).error, 'webhook_not_configured');
+  }
   const ready = await (await fetch(`${node.url}/readyz`)).json();
   t.deepEqual(ready.checks, { bus: 'ok', database: 'ok', rpc: 'ok' });
 
@@ -90,7 +98,20 @@ test('production refuses to start without its secrets and names them', async (t)
   child.stderr.on('data', (d) => { err += d; });
   const code = await new Promise((r) => child.on('exit', r));
   t.is(code, 2);
-  t.regex(err, /PLATFORM_JWT_SECRET/);
-  t.regex(err, /DATABASE_URL/);
-  t.regex(err, /CLOB_INTERNAL_TOKEN/);
+  for (const name of ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'SOLANA_RPC_URL']) t.regex(err, new RegExp(name));
+  t.notRegex(err, /DATABASE_URL/, 'unset DATABASE_URL has a default: PGlite under ./data/production');
+});
+
+test('production settings: DATABASE_URL may be unset (PGlite under ./data/production); each missing required setting is named', (t) => {
+  const secrets = { APP_ENV: 'production', PLATFORM_JWT_SECRET: 'p', CLOB_JWT_SECRET: 'c', CLOB_INTERNAL_TOKEN: 'i', SOLANA_RPC_URL: 'http://rpc.example' };
+  const cfg = loadConfig(secrets);
+  t.is(cfg.databaseUrl, undefined);
+  t.is(cfg.dataDir, './data/production');
+  t.false(cfg.localChain);
+  for (const name of ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'SOLANA_RPC_URL']) {
+    const e = t.throws(() => loadConfig({ ...secrets, [name]: '' }), { instanceOf: ConfigError });
+    t.regex(e!.message, new RegExp(`: ${name}$`), e!.message);
+  }
+  const both = t.throws(() => loadConfig({ APP_ENV: 'production', PLATFORM_JWT_SECRET: 'p', CLOB_INTERNAL_TOKEN: 'i' }), { instanceOf: ConfigError });
+  t.regex(both!.message, /CLOB_JWT_SECRET, SOLANA_RPC_URL$/);
 });

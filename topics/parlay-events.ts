@@ -2,7 +2,22 @@
 // a position [slot, indexWithinBlock, eventIndex] orders chain observations.
 import { z } from 'zod';
 
-const amount = z.string().regex(/^\d{1,20}$/);
+/**
+ * Amounts and ids are u64 on chain, kept as PostgreSQL bigint (i64) by the read models: a value
+ * above BIGINT_MAX cannot be stored, and a command carrying one would fail every commit of its
+ * partition. Such commands are refused here (dead-lettered by the runtime), and before that at the
+ * edge (the routes, the event decoder).
+ */
+export const BIGINT_MAX = 9223372036854775807n;
+const BIGINT_MAX_TEXT = BIGINT_MAX.toString();
+
+/** A decimal integer text from 0 to BIGINT_MAX. */
+export function fitsBigint(text: string): boolean {
+  // Digit strings of the same length compare as their numbers do.
+  return /^\d{1,19}$/.test(text) && (text.length < 19 || text <= BIGINT_MAX_TEXT);
+}
+
+const amount = z.string().refine(fitsBigint, { error: `must be a decimal integer from 0 to ${BIGINT_MAX}` });
 const pos = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.number().int().nonnegative()]);
 const observed = { eventId: z.string().min(1), pos, signature: z.string().min(1) };
 

@@ -28,6 +28,13 @@ export class ChainError extends Error {
   }
 }
 
+/** The gateway has no key to sign with (PARLAY_AUTHORITY_KEYPAIR unset in production): a configuration error, not an RPC one. */
+export class MissingAuthority extends Error {
+  constructor(message = 'PARLAY_AUTHORITY_KEYPAIR is not configured: voiding a parlay needs the key of the program authority') {
+    super(message);
+  }
+}
+
 export function parseKeypair(text: string): Keypair {
   const arr = JSON.parse(text);
   return Keypair.fromSecretKey(Uint8Array.from(arr));
@@ -67,7 +74,7 @@ export class Web3Gateway implements ChainGateway {
   }
 
   async voidParlay(a: { parlayId: string; user: string; collateralMint: string }) {
-    if (!this.authority) throw new ChainError('PARLAY_AUTHORITY_KEYPAIR is not configured');
+    if (!this.authority) throw new MissingAuthority();
     const userToken = getAssociatedTokenAddressSync(new PublicKey(a.collateralMint), new PublicKey(a.user), true);
     const { voidParlayInstruction } = await import('./program.ts');
     const ix = voidParlayInstruction({ authority: this.authority.publicKey, userToken, parlayId: BigInt(a.parlayId) });

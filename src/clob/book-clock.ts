@@ -9,6 +9,8 @@ type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
 export class BookClock {
   private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<unknown> | null = null;
+  private stopped = false;
   /** Markets whose StartGame was sent, with the start time (ms, as text) it was sent for. */
   private readonly started = new Map<string, string>();
 
@@ -16,8 +18,12 @@ export class BookClock {
 
   start(): void {
     const tick = async () => {
-      try { await this.tick(Date.now()); } catch (err) { this.o.log.warn({ err }, 'book clock tick failed'); }
-      this.timer = setTimeout(tick, this.o.everyMs ?? 1000);
+      this.timer = null;
+      const run = this.tick(Date.now()).catch((err) => this.o.log.warn({ err }, 'book clock tick failed'));
+      this.ticking = run;
+      await run;
+      this.ticking = null;
+      if (!this.stopped) this.timer = setTimeout(tick, this.o.everyMs ?? 1000);
     };
     this.timer = setTimeout(tick, this.o.everyMs ?? 1000);
   }
@@ -55,7 +61,10 @@ export class BookClock {
     if (this.started.size > 100_000) this.started.clear();
   }
 
-  stop(): void {
+  /** No further ticks; resolves once a tick in progress ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
   }
 }

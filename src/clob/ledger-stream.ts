@@ -61,8 +61,9 @@ export class LedgerRelay {
     });
   }
 
-  stop(): void {
-    this.loop.stop();
+  /** Stops; resolves once a drain in progress ended. */
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }
 

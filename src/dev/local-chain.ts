@@ -1,13 +1,15 @@
 // Development only (never loaded in production): with APP_ENV=development and no SOLANA_RPC_URL,
 // `npm start` runs the local chain beside the service, creates the collateral mint and the vault,
-// initializes the program and points the chain's webhooks at this node, so that a newcomer can
-// place a parlay with `tsx scripts/dev-chain.ts …` and see it in the REST API. It also funds the
+// initializes the program and hands the chain's webhook deliveries to this node's mirror in process
+// (the webhook route answers 503 to every caller while PARLAY_WEBHOOK_AUTH_SECRET is unset), so
+// that a newcomer can place a parlay with `tsx scripts/dev-chain.ts …` and see it in the REST API. It also funds the
 // node's settlement delegate (src/node.ts makes one up when none is given), so trades settle here.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Keypair } from '@solana/web3.js';
-import { startLocalChain, type LocalChain } from '../chain/local/index.ts';
+import { startLocalChain, type LocalChain, type WebhookTarget } from '../chain/local/index.ts';
 import { Web3Gateway } from '../chain/gateway.ts';
+import { HttpError } from '../http/errors.ts';
 
 export const DEV_STATE_FILE = '.cache/dev-chain.json';
 
@@ -24,16 +26,36 @@ export interface DevState {
   service?: string; delegate?: number[]; platformJwtSecret?: string;
 }
 
+/** What takes the chain's webhook deliveries: the node's parlay mirror (ParlayService.deliver). */
+export interface DevMirror { deliver(body: unknown): Promise<unknown> }
+
+/** A webhook target that hands each delivery to the mirror in process, answering as the route would. */
+export function inProcessWebhook(mirror: DevMirror): WebhookTarget {
+  return {
+    url: 'in-process:/api/parlays/webhooks/indexer/',
+    deliver: async (body) => {
+      try {
+        await mirror.deliver(JSON.parse(body));
+        return 200;
+      } catch (e) {
+        if (e instanceof HttpError) return e.status; // 503 deferred: retried, as the provider does
+        throw e;
+      }
+    },
+  };
+}
+
 export async function startDevChain(o: {
-  serviceUrl: string; webhookSecret: string; port: number; log: Logger;
+  serviceUrl: string; mirror: DevMirror; port: number; log: Logger;
   /** the node's settlement delegate: funded with SOL here (fees, rent), its collateral account (the escrow) created */
   delegate?: Keypair | null; platformJwtSecret?: string;
 }): Promise<DevChain> {
   let chain: LocalChain;
+  const webhooks = [inProcessWebhook(o.mirror)];
   try {
-    chain = await startLocalChain({ port: o.port, webhooks: [{ url: `${o.serviceUrl}/api/parlays/webhooks/indexer/`, authorization: o.webhookSecret }] });
+    chain = await startLocalChain({ port: o.port, webhooks });
   } catch {
-    chain = await startLocalChain({ port: 0, webhooks: [{ url: `${o.serviceUrl}/api/parlays/webhooks/indexer/`, authorization: o.webhookSecret }] });
+    chain = await startLocalChain({ port: 0, webhooks });
   }
   const boot = await chain.bootstrap();
   if (o.delegate) await chain.fundWallet(o.delegate.publicKey, 100n * 1_000_000_000n, 0n);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
-import { errorMiddleware, HttpError } from './errors.ts';
+import { errorMiddleware, malformedBody } from './errors.ts';
 import { requestContext } from '../log.ts';
 import { docsRoutes } from './routes/docs.ts';
 
@@ -13,10 +13,17 @@ export interface AppLog {
   debug?(o: object, m?: string): void;
 }
 
+/**
+ * A router whose `guards` (auth middlewares on some of its routes, e.g. the webhook's secret) must
+ * run before the request body is read: they are mounted ahead of the body parser, so that a
+ * caller that fails them gets their answer whatever it sent as a body.
+ */
+export type GuardedRouter = Router & { guards?: Router };
+
 /** Probes and scrapes are logged at debug level, every other request at info. */
 const QUIET = new Set(['/healthz', '/readyz', '/metrics']);
 
-export function buildApp(routers: Router[], log: AppLog, observe?: (route: string, method: string, status: number, seconds: number) => void) {
+export function buildApp(routers: GuardedRouter[], log: AppLog, observe?: (route: string, method: string, status: number, seconds: number) => void) {
   const app = new Koa({ proxy: true });
   // A client that goes away mid-stream (SSE) is normal, not an error worth a stack trace.
   app.on('error', (err: any) => {
@@ -42,9 +49,10 @@ export function buildApp(routers: Router[], log: AppLog, observe?: (route: strin
   });
   // Lines the error handler writes carry the request id too, whatever logger the app was given.
   app.use(errorMiddleware({ error: (o, m) => log.error({ reqId: requestContext.getStore()?.reqId, ...o }, m) }));
+  for (const r of routers) if (r.guards) app.use(r.guards.routes());
   app.use(bodyParser({
     enableTypes: ['json'], jsonLimit: '20mb', encoding: 'utf-8',
-    onError: (err) => { throw new HttpError(400, 'malformed_body', `the body is not valid JSON: ${err.message}`); },
+    onError: (err, ctx) => { throw malformedBody(ctx, err); },
   }));
   for (const r of [...routers, docsRoutes()]) app.use(r.routes()).use(r.allowedMethods());
   return app;

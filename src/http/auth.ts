@@ -9,7 +9,8 @@ export const platformClaims = z.object({
   sub: z.string().min(1),
   wallet: z.string().min(1).nullable().optional(),
   is_superuser: z.boolean().optional().default(false),
-  exp: z.number().optional(),
+  /** Required: a token without an expiry would be valid forever (401 without it). */
+  exp: z.number(),
 });
 
 export type PlatformUser = z.infer<typeof platformClaims>;
@@ -24,14 +25,17 @@ export function platformAuth(secret: string, onUser?: (u: PlatformUser) => Promi
   return async (ctx: Context, next: Next) => {
     const header = ctx.get('authorization');
     const known = header.startsWith('Bearer ') ? verified.get(header) : undefined;
-    if (known && (known.exp === undefined || known.exp * 1000 > Date.now())) {
+    if (known && known.exp * 1000 > Date.now()) {
       ctx.state.user = known;
       await onUser?.(known);
       return next();
     }
     await verify(ctx, async () => {
       const parsed = platformClaims.safeParse(ctx.state.jwt);
-      if (!parsed.success) throw new HttpError(401, 'unauthorized', 'token claims are invalid');
+      if (!parsed.success) {
+        const noExp = ctx.state.jwt && typeof ctx.state.jwt === 'object' && ctx.state.jwt.exp === undefined;
+        throw new HttpError(401, 'unauthorized', noExp ? 'the token has no exp claim' : 'token claims are invalid');
+      }
       ctx.state.user = parsed.data;
       if (header.startsWith('Bearer ')) {
         if (verified.size >= 20_000) verified.clear();

@@ -1,4 +1,5 @@
-// Error responses: `{ error: <snake_case code>, message }` with the status the spec gives.
+// Error responses: `{ error: <snake_case code>, message }` with the status the spec gives (the
+// order book's POST /v1/order answers its rejections as `{ success: false, errorMsg, code }`).
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 
@@ -6,6 +7,23 @@ export class HttpError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly extra: Record<string, unknown> = {}) {
     super(message);
   }
+}
+
+/** An error answered with a body of its own instead of `{ error, message }`. */
+export class HttpAnswer extends Error {
+  constructor(readonly status: number, readonly body: Record<string, unknown>, message: string) {
+    super(message);
+  }
+}
+
+/** Routes whose rejections are `{ success: false, errorMsg, code }` (clob.md: POST /v1/order). */
+const ORDER_ROUTE = /^\/v1\/order\/?$/;
+
+/** A body that is not valid JSON: 400, in the shape of the route's rejections. */
+export function malformedBody(ctx: Pick<Context, 'method' | 'path'>, err: Error): Error {
+  const message = `the body is not valid JSON: ${err.message}`;
+  if (ctx.method === 'POST' && ORDER_ROUTE.test(ctx.path)) return new HttpAnswer(400, { success: false, errorMsg: message, code: 'INVALID_ORDER' }, message);
+  return new HttpError(400, 'malformed_body', message);
 }
 
 export const badRequest = (message: string, code = 'invalid_request') => new HttpError(400, code, message);
@@ -24,7 +42,10 @@ export function errorMiddleware(log: { error(o: object, m?: string): void }) {
         ctx.body = { error: 'not_found', message: `no route ${ctx.method} ${ctx.path}` };
       }
     } catch (err: any) {
-      if (err instanceof HttpError) {
+      if (err instanceof HttpAnswer) {
+        ctx.status = err.status;
+        ctx.body = err.body;
+      } else if (err instanceof HttpError) {
         ctx.status = err.status;
         ctx.body = { error: err.code, message: err.message, ...err.extra };
       } else if (err instanceof ZodError) {

@@ -49,7 +49,7 @@ export const vault = z.strictObject({
   max_legs: z.number().int(),
   min_stake: micro, max_stake: micro,
   is_active: z.boolean(),
-  updated_at: ts.nullable(),
+  updated_at: ts.meta({ description: 'ISO 8601 UTC timestamp of the latest change; before the first vault event, when the mirror was created' }),
 }).meta({ id: 'Vault' });
 
 export const dataOf = <T extends z.ZodType>(s: T) => z.strictObject({ data: s });

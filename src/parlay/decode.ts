@@ -2,7 +2,7 @@
 // is (signature, its position among the transaction's events of the program).
 import { coder } from '../chain/idl.ts';
 import { programEventLines } from '../chain/logs.ts';
-import type { ParlayCommand, Pos, VaultCommand } from '../../topics/parlay-events.ts';
+import { BIGINT_MAX, fitsBigint, type ParlayCommand, type Pos, type VaultCommand } from '../../topics/parlay-events.ts';
 import type { RawTransaction } from './webhook-schema.ts';
 
 export type Routed = { target: 'parlay'; key: string; cmd: ParlayCommand } | { target: 'vault'; cmd: VaultCommand };
@@ -16,8 +16,26 @@ export interface DecodedTx {
   eventCount: number;
 }
 
-const str = (v: any): string => (v === undefined || v === null ? '0' : v.toString());
+/**
+ * A u64 of an event as the decimal text the mirror stores. The read models keep u64 values in
+ * PostgreSQL bigint columns: one above 2^63 - 1 cannot be stored, and applying it would fail every
+ * commit of its partition, so the event is unusable (dead-lettered whole, like a line that does
+ * not decode).
+ */
+const str = (v: any): string => {
+  const s = v === undefined || v === null ? '0' : v.toString();
+  if (!fitsBigint(s)) throw new Error(`value ${s} is out of the range the mirror stores (0..${BIGINT_MAX})`);
+  return s;
+};
 const num = (v: any): number => Number(v.toString());
+/** Unix seconds of years 1..9999: PostgreSQL's timestamps (and ISO 8601 text) hold them, unlike any i64. */
+const MIN_UNIX = -62_135_596_800;
+const MAX_UNIX = 253_402_300_799;
+const unix = (v: any): number => {
+  const t = num(v);
+  if (!Number.isSafeInteger(t) || t < MIN_UNIX || t > MAX_UNIX) throw new Error(`time ${v.toString()} is out of the range the mirror stores (years 1..9999)`);
+  return t;
+};
 /** Base58 of the public keys events carry, remembered by their bytes: the same users and markets recur. */
 const base58Of = new Map<string, string>();
 const key58 = (v: any): string => {
@@ -61,7 +79,7 @@ function route(name: string, d: any, base: { eventId: string; pos: Pos; signatur
       return [
         { target: 'parlay', key: str(d.parlay_id), cmd: {
           type: 'ParlayCreated', ...base, parlayId: str(d.parlay_id), user: key58(d.user), stake: str(d.stake),
-          combinedProbability: str(d.combined_probability), potentialPayout: str(d.potential_payout), createdAt: num(d.created_at),
+          combinedProbability: str(d.combined_probability), potentialPayout: str(d.potential_payout), createdAt: unix(d.created_at),
           legs: d.legs.map((l: any) => ({ marketId: str(l.market_id), market: key58(l.market), outcome: num(l.outcome), probability: num(l.probability) })),
         } },
         vault({ balance: str(d.vault_balance), totalStaked: str(d.total_staked), totalExposure: str(d.total_exposure) }),
@@ -71,18 +89,18 @@ function route(name: string, d: any, base: { eventId: string; pos: Pos; signatur
         { target: 'parlay', key: str(d.parlay_id), cmd: {
           type: 'LegSettled', ...base, parlayId: str(d.parlay_id), legIndex: num(d.leg_index), marketId: str(d.market_id),
           legStatus: num(d.leg_status), parlayStatus: num(d.parlay_status), legsWon: num(d.legs_won), legsLost: num(d.legs_lost),
-          legsResolved: num(d.legs_resolved), actualPayout: str(d.actual_payout), settledAt: num(d.settled_at),
+          legsResolved: num(d.legs_resolved), actualPayout: str(d.actual_payout), settledAt: unix(d.settled_at),
         } },
         vault({ totalExposure: str(d.total_exposure) }),
       ];
     case 'ParlayClaimed':
       return [
-        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayClaimed', ...base, parlayId: str(d.parlay_id), user: key58(d.user), amount: str(d.amount), claimedAt: num(d.claimed_at) } },
+        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayClaimed', ...base, parlayId: str(d.parlay_id), user: key58(d.user), amount: str(d.amount), claimedAt: unix(d.claimed_at) } },
         vault({ balance: str(d.vault_balance), totalPaidOut: str(d.total_paid_out) }),
       ];
     case 'ParlayVoided':
       return [
-        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayVoided', ...base, parlayId: str(d.parlay_id), refund: str(d.refund), voidedAt: num(d.voided_at) } },
+        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayVoided', ...base, parlayId: str(d.parlay_id), refund: str(d.refund), voidedAt: unix(d.voided_at) } },
         vault({ balance: str(d.vault_balance), totalPaidOut: str(d.total_paid_out), totalExposure: str(d.total_exposure) }),
       ];
     case 'ConfigInitialized':

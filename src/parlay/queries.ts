@@ -74,12 +74,21 @@ export async function parlayStatus(db: Db, parlayId: string): Promise<{ status: 
 
 export const EMPTY_VAULT = {
   vault_address: '', balance: 0, total_staked: 0, total_paid_out: 0, total_exposure: 0, max_payout_cap: 0, max_legs: 0,
-  min_stake: 0, max_stake: 0, is_active: true, updated_at: null,
+  min_stake: 0, max_stake: 0, is_active: true,
 };
 
+/** When the mirror was created: its database's first migration (kept by replays, which empty the vault row). */
+const MIRROR_CREATED = `select ${ts('min(executed_at)')} as at from mikro_orm_migrations`;
+
+/**
+ * The vault mirror. Before its first event (no row yet) every value is at its initial state, and
+ * `updated_at` (SPEC 2.3: a timestamp, never null) is the time the mirror was created.
+ */
 export async function vault(db: Db): Promise<unknown> {
   const rows = await db.execute(`select ${VAULT_JSON} as j from vault v where v.id = 1`);
-  return rows.length ? parseJson(rows[0].j) : EMPTY_VAULT;
+  if (rows.length) return parseJson(rows[0].j);
+  const [created] = await db.execute(MIRROR_CREATED);
+  return { ...EMPTY_VAULT, updated_at: created?.at ?? new Date(0).toISOString() };
 }
 
 export async function programConfig(db: Db): Promise<{ collateral_mint: string; vault: string; authority: string } | null> {

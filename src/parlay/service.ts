@@ -2,7 +2,7 @@
 import type { Asker } from '../runtime/asker.ts';
 import { AskTimeout } from '../runtime/asker.ts';
 import type { RuntimeStore } from '../runtime/store-port.ts';
-import { HttpError, notFound } from '../http/errors.ts';
+import { HttpError, notFound, zodMessage } from '../http/errors.ts';
 import type { PlatformUser } from '../http/auth.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import type { VaultPatchFields } from '../../topics/parlay-events.ts';
@@ -10,8 +10,8 @@ import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest
 import * as q from './queries.ts';
 import type { Reader } from '../store/reader.ts';
 import type { ParlayReadCache } from './read-cache.ts';
-import type { RawTransaction } from './webhook-schema.ts';
-import { ChainError, type ChainGateway } from '../chain/gateway.ts';
+import { webhookBody, type RawTransaction } from './webhook-schema.ts';
+import { ChainError, MissingAuthority, type ChainGateway } from '../chain/gateway.ts';
 
 const PARLAY_NOT_ACTIVE = 6009;
 const NONE = Buffer.alloc(0);
@@ -57,6 +57,21 @@ export class ParlayService {
       // What was applied is committed: answer once this node's cached reads no longer show the old state.
       await this.d.reads?.settled();
     }
+  }
+
+  /**
+   * One webhook delivery, as the route receives it (its secret already checked) and as the
+   * development local chain hands it over in process: `{ processed, skipped }`, 400 for a malformed
+   * body, 503 `deferred` when an event waits for a parlay not created yet (the sender retries).
+   */
+  async deliver(body: unknown): Promise<{ processed: number; skipped: number }> {
+    const parsed = webhookBody.safeParse(body);
+    if (!parsed.success) throw new HttpError(400, 'malformed_body', `malformed webhook body: ${zodMessage(parsed.error)}`);
+    const res = await this.ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data]);
+    if (res.deferred > 0) {
+      throw new HttpError(503, 'deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, { processed: res.processed, skipped: res.skipped });
+    }
+    return { processed: res.processed, skipped: res.skipped };
   }
 
   /** Remembers the wallet a user linked (from the JWT claims), once per change. */
@@ -146,6 +161,7 @@ export class ParlayService {
     try {
       landed = await chain.voidParlay({ parlayId, user: row.user_wallet, collateralMint: cfg.collateral_mint });
     } catch (e) {
+      if (e instanceof MissingAuthority) throw new HttpError(503, 'authority_not_configured', e.message);
       if (e instanceof ChainError && e.custom === PARLAY_NOT_ACTIVE) throw new HttpError(400, 'parlay_not_active', `parlay ${parlayId} is not active on chain`);
       if (e instanceof ChainError && e.custom !== undefined) throw new HttpError(409, 'chain_rejected', e.message);
       this.d.log.error({ err: e, parlayId }, 'void_parlay: RPC failed');

@@ -205,6 +205,9 @@ export class KafkaBus implements Bus {
     };
     const committer = setInterval(() => void commitDirty(), COMMIT_EVERY_MS);
     committer.unref();
+    // Partitions paused before a retry (BatchOutcome.retryInMs): fetching goes on for the others,
+    // and the group keeps its heartbeats (a handler that slept would hold up the whole fetch).
+    const retries = new Set<NodeJS.Timeout>();
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -229,6 +232,12 @@ export class KafkaBus implements Bus {
         }
         if ('seek' in outcome) {
           consumer.seek({ topic: batch.topic, partition: batch.partition, offset: outcome.seek.toString() });
+          if (outcome.retryInMs) {
+            const tp = [{ topic: batch.topic, partitions: [batch.partition] }];
+            consumer.pause(tp);
+            const timer = setTimeout(() => { retries.delete(timer); consumer.resume(tp); }, outcome.retryInMs);
+            retries.add(timer);
+          }
           return;
         }
         resolveOffset(batch.messages[batch.messages.length - 1].offset);
@@ -242,6 +251,7 @@ export class KafkaBus implements Bus {
       stop: async () => {
         this.consumers.delete(consumer);
         clearInterval(committer);
+        for (const timer of retries) clearTimeout(timer);
         await commitDirty();
         await consumer.disconnect();
       },

@@ -18,6 +18,8 @@ export class MemoryBus implements Bus {
   private topics = new Map<string, PartitionLog[]>();
   private positions = new Map<string, Map<string, bigint>>(); // topic:partition -> group -> next offset
   private closed = false;
+  /** Partitions pausing before a retry (BatchOutcome.retryInMs): woken early by a stop or close. */
+  private sleepers = new Set<() => void>();
 
   constructor(private defaultPartitions = 12, private onError?: (err: unknown, topic: string, partition: number) => void) {}
 
@@ -76,6 +78,7 @@ export class MemoryBus implements Bus {
       stop: async () => {
         running = false;
         for (const logs of this.topics.values()) for (const l of logs) for (const w of [...l.waiters]) w();
+        for (const w of [...this.sleepers]) w();
         await Promise.allSettled(loops);
       },
     };
@@ -102,6 +105,10 @@ export class MemoryBus implements Bus {
       try {
         const outcome = await opts.onBatch({ topic, partition, records });
         next = 'seek' in outcome ? outcome.seek : records[records.length - 1].offset + 1n;
+        if ('seek' in outcome && outcome.retryInMs) {
+          groups.set(opts.groupId, next);
+          await this.pause(outcome.retryInMs);
+        }
       } catch (err) {
         this.onError?.(err, topic, partition);
         await new Promise((r) => setTimeout(r, 50)); // the handler failed: deliver the same batch again
@@ -126,8 +133,18 @@ export class MemoryBus implements Bus {
     }
   }
 
+  /** Waits `ms` (a retry's backoff), or less when the bus closes or a consumer stops. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => { clearTimeout(timer); this.sleepers.delete(done); resolve(); };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const logs of this.topics.values()) for (const l of logs) for (const w of [...l.waiters]) w();
+    for (const w of [...this.sleepers]) w();
   }
 }

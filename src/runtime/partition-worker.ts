@@ -4,7 +4,11 @@
 // batch, and the commit records where recovery must start reading (`replayFrom`) so that actors
 // newer than their snapshots can be rebuilt. Any doubt (fenced, failed commit, gap, a decider
 // that threw) drops the partition's actors and resumes from what the store holds: snapshot + replay.
+// A batch that fails (its commit, or a read of the store) is retried from the store after a pause
+// that doubles with every failure in a row (100 ms to 5 s): a partition that cannot commit waits,
+// it does not spin.
 import { PartitionActors, type StepResult } from './actor-cell.ts';
+import { Backoff } from './backoff.ts';
 import { toJson } from './json.ts';
 import type { DeadLetterRow, InboxRow, RuntimeStore, SnapshotRow, StoredSnapshot } from './store-port.ts';
 import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, InRecord, OutRecord } from './types.ts';
@@ -22,7 +26,11 @@ export interface WorkerDeps {
     /** after a commit that wrote `n` snapshots (metrics: snapshot age) */
     snapshots?(topic: string, partition: number, n: number): void;
     deadLetters?(topic: string, n: number): void;
+    /** a batch failed (commit or store read): it is retried from the store after `delayMs` */
+    retry?(topic: string, partition: number, delayMs: number): void;
   };
+  /** Pause before retrying a failed batch: `firstMs`, doubled per failure in a row up to `maxMs` (default 100 ms, 5 s). */
+  retryBackoff?: { firstMs: number; maxMs: number };
   /** After a batch committed; `effects` counts the statements its projections wrote (outbox, ledger: relays to wake). */
   onCommitted?(topic: string, partition: number, effects: number): void;
   /** Live actors per partition (default MAX_LIVE_ACTORS). */
@@ -76,8 +84,12 @@ export class PartitionWorker {
   /** Batches and idle checkpoints run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Failed batches in a row: the pause before the next attempt (kept across reset()). */
+  private failures: Backoff;
 
-  constructor(private deps: WorkerDeps, readonly topic: string, readonly partition: number) {}
+  constructor(private deps: WorkerDeps, readonly topic: string, readonly partition: number) {
+    this.failures = new Backoff(deps.retryBackoff?.firstMs, deps.retryBackoff?.maxMs);
+  }
 
   /** Forget everything in memory: the next batch starts from the store (snapshots + replay). */
   reset(): void {
@@ -126,7 +138,7 @@ export class PartitionWorker {
         return await this.process(batch);
       } catch (err) {
         this.reset(); // nothing half-done stays in memory: the batch is redelivered against the store
-        throw err;
+        return this.retryLater(batch.records[0].offset, err, 'batch failed');
       }
     });
   }
@@ -215,6 +227,7 @@ export class PartitionWorker {
     const checkpoint = this.checkpointDue();
     const snapshots = checkpoint ? this.unsavedSnapshots() : [];
     let committed = false;
+    let failed: { err: unknown } | null = null;
     let effects = 0;
     d.faults?.beforeCommit?.();
     try {
@@ -228,12 +241,15 @@ export class PartitionWorker {
         },
       });
     } catch (err) {
-      d.log.error({ err, topic: this.topic, partition: this.partition }, 'commit failed; resuming from the store');
+      failed = { err };
     }
     if (!committed) {
       this.reset();
-      return { seek: records[0].offset };
+      // Fenced (another owner moved the partition on): reload at once. Failed: the same batch
+      // (the store may be down, or the batch may not fit it) is retried after a pause.
+      return failed ? this.retryLater(records[0].offset, failed.err, 'commit failed') : { seek: records[0].offset };
     }
+    this.failures.succeed();
     this.expectedNext = next;
     this.afterCheckpoint(checkpoint);
     this.actors!.passivate(d.maxLiveActors ?? MAX_LIVE_ACTORS, (key) => this.dirty.has(key));
@@ -254,6 +270,15 @@ export class PartitionWorker {
   private resumeFrom(): bigint {
     const pending = this.replayNext ?? this.expectedNext!;
     return this.oldestUnsaved(pending);
+  }
+
+  /** A failed batch: redelivered from `from` against the store after the backoff's next pause, logged once per pause. */
+  private retryLater(from: bigint, err: unknown, what: string): BatchOutcome {
+    const retryInMs = this.failures.fail();
+    this.deps.log.error({ err, topic: this.topic, partition: this.partition, offset: String(from), failures: this.failures.attempts, retryInMs },
+      `${what}; retrying from the store in ${retryInMs} ms`);
+    this.deps.metrics?.retry?.(this.topic, this.partition, retryInMs);
+    return { seek: from, retryInMs };
   }
 
   private poisoned(at: InRecord, err: Error): BatchOutcome {

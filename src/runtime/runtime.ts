@@ -20,6 +20,8 @@ export interface RuntimeOptions {
   maxLiveActors?: number;
   /** When snapshots are written (durable buses only; a bus that keeps no log snapshots every batch). */
   checkpoint?: WorkerDeps['checkpoint'];
+  /** Pause before retrying a failed batch (default 100 ms doubling to 5 s). */
+  retryBackoff?: WorkerDeps['retryBackoff'];
 }
 
 export class Runtime {
@@ -57,6 +59,7 @@ export class Runtime {
       onCommitted: this.opts.onCommitted,
       maxLiveActors: this.opts.maxLiveActors,
       checkpoint: bus.durable ? this.opts.checkpoint : undefined,
+      retryBackoff: this.opts.retryBackoff,
     };
     this.consumer = await bus.consume({
       groupId: this.opts.groupId,

@@ -21,9 +21,11 @@ export interface Batch {
 /**
  * What a batch handler asks the bus to do next. `resumeFrom`: where a member that takes the
  * partition over must start reading (records below the next offset that rebuild unsaved state);
- * a durable bus commits it as the group's position instead of the batch's end.
+ * a durable bus commits it as the group's position instead of the batch's end. `retryInMs`: deliver
+ * from `seek` again only after this pause (a batch that failed: backoff), the partition's own
+ * delivery paused meanwhile, not the others'.
  */
-export type BatchOutcome = { done: true; resumeFrom?: bigint } | { seek: bigint };
+export type BatchOutcome = { done: true; resumeFrom?: bigint } | { seek: bigint; retryInMs?: number };
 
 export interface ConsumerHandle {
   stop(): Promise<void>;

@@ -65,7 +65,8 @@ export class OutboxRelay {
     }
   }
 
-  stop(): void {
-    this.loop.stop();
+  /** Stops; resolves once a drain in progress ended. */
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }

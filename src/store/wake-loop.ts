@@ -9,6 +9,8 @@ export class WakeLoop {
   private poked = false;
   private stopped = false;
   private lastStart = 0;
+  /** The run in progress, if any (stop() waits for it). */
+  private current: Promise<void> | null = null;
 
   /** `work` resolves to true when it left more to do. */
   constructor(private work: () => Promise<boolean>, private o: WakeLoopOptions) {}
@@ -25,10 +27,15 @@ export class WakeLoop {
     this.schedule(this.lastStart + this.o.gapMs - Date.now());
   }
 
-  stop(): void {
+  /** No further runs; resolves once the run in progress (if any) ended, or after `waitMs` at most:
+   *  a caller closing the database or the bus next must not pull them from under a drain. */
+  stop(waitMs = 10_000): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (!this.current) return Promise.resolve();
+    let t: NodeJS.Timeout | undefined;
+    return Promise.race([this.current, new Promise<void>((r) => { t = setTimeout(r, waitMs); })]).finally(() => clearTimeout(t));
   }
 
   private schedule(ms: number): void {
@@ -47,8 +54,12 @@ export class WakeLoop {
     this.poked = false;
     this.lastStart = Date.now();
     let more = false;
+    let done!: () => void;
+    this.current = new Promise<void>((r) => { done = r; });
     try { more = await this.work(); } catch (err) { this.o.onError(err); }
     this.running = false;
+    this.current = null;
+    done();
     if (this.stopped) return;
     this.schedule(more ? 0 : this.poked ? this.lastStart + this.o.gapMs - Date.now() : this.o.idleMs);
   }

@@ -2,11 +2,18 @@
 // names the parlay program (failed ones included) is POSTed as `[rawTx]` to each target with its
 // `Authorization` header. At least once: 5xx, timeouts and connection errors are retried with
 // exponential backoff; a 4xx answer is final. Deliveries to one target go one at a time; options
-// shuffle the order of pending deliveries and duplicate every delivery.
+// shuffle the order of pending deliveries and duplicate every delivery. A target may also take its
+// deliveries in process (`deliver`), with the same answers and retries, instead of over HTTP.
 import type { TxRecord } from './ledger.ts';
 import { webhookTransaction } from './raw-tx.ts';
 
-export interface WebhookTarget { url: string; authorization: string }
+export interface WebhookTarget {
+  /** where deliveries go (for an in-process target: only its name) */
+  url: string;
+  authorization?: string;
+  /** In process instead of an HTTP POST: takes the body, answers the HTTP status it stands for (throws: a connection error). */
+  deliver?(body: string): Promise<number>;
+}
 
 export interface WebhookOptions {
   shuffle?: boolean;
@@ -144,14 +151,18 @@ export class WebhookDelivery {
     let status: number | undefined;
     let error: string | undefined;
     try {
-      const res = await fetch(it.target.url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Authorization: it.target.authorization },
-        body: it.body,
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
-      });
-      status = res.status;
-      await res.arrayBuffer().catch(() => undefined);
+      if (it.target.deliver) {
+        status = await it.target.deliver(it.body);
+      } else {
+        const res = await fetch(it.target.url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...(it.target.authorization !== undefined ? { Authorization: it.target.authorization } : {}) },
+          body: it.body,
+          signal: AbortSignal.timeout(this.opts.timeoutMs),
+        });
+        status = res.status;
+        await res.arrayBuffer().catch(() => undefined);
+      }
     } catch (e) {
       error = (e as Error).name === 'TimeoutError' ? 'timeout' : (e as Error).message;
     }

@@ -2,15 +2,22 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { platformAuth, requireSuperuser, webhookAuth, type PlatformUser } from '../auth.ts';
-import { badRequest, HttpError, notFound, zodMessage } from '../errors.ts';
+import { badRequest, notFound, zodMessage } from '../errors.ts';
+import type { GuardedRouter } from '../app.ts';
 import { webhookBody } from '../../parlay/webhook-schema.ts';
 import { PARLAY_STATUSES } from '../../parlay/queries.ts';
+import { BIGINT_MAX, fitsBigint } from '../../../topics/parlay-events.ts';
 import type { ParlayService } from '../../parlay/service.ts';
 import { documentRoutes } from '../openapi.ts';
 import * as api from '../openapi-schemas.ts';
 
 const status = z.enum(PARLAY_STATUSES);
-const amount = z.union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,19}$/)]).transform((v) => v.toString());
+/** Micro-units, stored as PostgreSQL bigint: 0..2^63-1; JSON numbers are exact only up to 2^53-1, larger ones come as strings. */
+const AMOUNT = { error: `must be an integer from 0 to ${BIGINT_MAX} (a JSON integer up to ${Number.MAX_SAFE_INTEGER}, or a decimal string)` };
+const amount = z.union([
+  z.number(AMOUNT).int(AMOUNT).nonnegative(AMOUNT),
+  z.string(AMOUNT).regex(/^\d{1,19}$/, AMOUNT).refine(fitsBigint, AMOUNT),
+], AMOUNT).transform((v) => v.toString());
 const base58 = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 address');
 
 export const vaultPatch = z.object({
@@ -23,8 +30,8 @@ export const vaultPatch = z.object({
 }).strict().refine((v) => Object.keys(v).length > 0, 'give at least one of vault_address, max_legs, max_payout_cap, min_stake, max_stake, is_active');
 
 export const parlaysRequest = {
-  /** Not a parlay id: the same 404 as a missing parlay. */
-  params: z.object({ parlayId: z.string().regex(/^\d{1,20}$/).meta({ description: 'on-chain parlay id (integer)' }) }),
+  /** Not a parlay id (nor one that can exist: beyond the bigint the mirror stores): the same 404 as a missing parlay. */
+  params: z.object({ parlayId: z.string().regex(/^\d{1,19}$/).refine(fitsBigint).meta({ description: 'on-chain parlay id (integer)' }) }),
   user: z.object({ status: status.optional() }),
   admin: z.object({
     status: status.optional(),
@@ -38,19 +45,17 @@ const parlayIdParam = (raw: string) => {
   return raw;
 };
 
-export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webhookSecret?: string }) {
+export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webhookSecret?: string }): GuardedRouter {
   const r = new Router({ prefix: '/api/parlays' });
   const auth = platformAuth(opts.jwtSecret, (u) => svc.rememberUser(u));
+  const hookAuth = webhookAuth(opts.webhookSecret);
+  // The webhook's secret is checked before its body is read (503 unset, 403 wrong, whatever the
+  // body): the guards run ahead of the body parser (src/http/app.ts); the route checks it again.
+  const guards = new Router({ prefix: '/api/parlays' });
+  guards.post('/webhooks/indexer/', hookAuth);
 
-  r.post('/webhooks/indexer/', webhookAuth(opts.webhookSecret), async (ctx) => {
-    const parsed = webhookBody.safeParse(ctx.request.body);
-    if (!parsed.success) throw badRequest(`malformed webhook body: ${zodMessage(parsed.error)}`, 'malformed_body');
-    const txs = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
-    const res = await svc.ingest(txs);
-    if (res.deferred > 0) {
-      throw new HttpError(503, 'deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, { processed: res.processed, skipped: res.skipped });
-    }
-    ctx.body = { processed: res.processed, skipped: res.skipped };
+  r.post('/webhooks/indexer/', hookAuth, async (ctx) => {
+    ctx.body = await svc.deliver(ctx.request.body);
   });
 
   r.get('/vault/', async (ctx) => { ctx.body = { data: await svc.vault() }; });
@@ -95,18 +100,18 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
     ctx.body = body;
   });
 
-  return r;
+  return Object.assign(r, { guards });
 }
 
 const NOT_FOUND = { description: 'missing, or not the caller\'s (the same 404)', schema: api.errorBody };
 const vaultData = api.dataOf(api.vault);
 documentRoutes(
-  { method: 'post', path: '/api/parlays/webhooks/indexer/', security: 'webhook', summary: 'Webhook delivery of raw transactions (one or an array)', body: webhookBody, responses: { 200: { description: 'counts of transactions', schema: api.webhookResult }, 400: { description: 'malformed body', schema: api.errorBody }, 503: { description: 'deferred (the provider retries) or the secret is not configured', schema: api.errorBody } } },
+  { method: 'post', path: '/api/parlays/webhooks/indexer/', security: 'webhook', summary: 'Webhook delivery of raw transactions (one or an array)', body: webhookBody, responses: { 200: { description: 'counts of transactions', schema: api.webhookResult }, 400: { description: 'malformed body (from a caller with the secret)', schema: api.errorBody }, 403: { description: 'wrong secret (checked before the body is read)', schema: api.errorBody }, 503: { description: 'deferred (the provider retries) or the secret is not configured (whatever the body)', schema: api.errorBody } } },
   { method: 'get', path: '/api/parlays/vault/', summary: 'The vault mirror', responses: { 200: { description: 'the vault', schema: vaultData } } },
   { method: 'patch', path: '/api/parlays/vault/', security: 'superuser', summary: 'Edit the vault settings', body: vaultPatch, responses: { 200: { description: 'the vault', schema: vaultData } } },
   { method: 'post', path: '/api/parlays/vault/sync/', security: 'superuser', summary: "Re-read the vault balance from the chain", responses: { 200: { description: 'the vault', schema: vaultData }, 502: { description: 'the RPC call failed', schema: api.errorBody } } },
   { method: 'get', path: '/api/parlays/user/', security: 'platform', summary: "The caller's parlays (and its linked wallet's), newest first, at most 50", query: parlaysRequest.user, responses: { 200: { description: 'parlays', schema: api.dataOf(z.array(api.parlay)) } } },
   { method: 'get', path: '/api/parlays/admin/', security: 'superuser', summary: 'Every parlay, 20 per page', query: parlaysRequest.admin, responses: { 200: { description: 'a page', schema: api.adminParlayPage } } },
-  { method: 'post', path: '/api/parlays/admin/:parlayId/void/', security: 'superuser', summary: 'Void an active parlay on chain (refund)', params: parlaysRequest.params, responses: { 202: { description: 'the void_parlay transaction landed', schema: api.dataOf(api.voidResult) }, 400: { description: 'not active', schema: api.errorBody }, 404: NOT_FOUND, 502: { description: 'the RPC call failed', schema: api.errorBody } } },
+  { method: 'post', path: '/api/parlays/admin/:parlayId/void/', security: 'superuser', summary: 'Void an active parlay on chain (refund)', params: parlaysRequest.params, responses: { 202: { description: 'the void_parlay transaction landed', schema: api.dataOf(api.voidResult) }, 400: { description: 'not active', schema: api.errorBody }, 404: NOT_FOUND, 502: { description: 'the RPC call failed', schema: api.errorBody }, 503: { description: 'no chain RPC, or no authority key (PARLAY_AUTHORITY_KEYPAIR) to sign with', schema: api.errorBody } } },
   { method: 'get', path: '/api/parlays/:parlayId/', security: 'platform', summary: 'One parlay of the caller', params: parlaysRequest.params, responses: { 200: { description: 'the parlay', schema: api.dataOf(api.parlay) }, 404: NOT_FOUND } },
 );
