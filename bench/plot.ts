@@ -51,7 +51,7 @@ export function latencyPlot(name: string, title: string, series: { label: string
         axis: { values: [0, 1, 2, 3, 4], labelExpr: "['0%', '90%', '99%', '99.9%', '99.99%'][datum.value]" },
       },
       y: { field: 'ms', type: 'quantitative', title: 'latency (ms)', scale: { type: 'log' } },
-      color: { field: 'series', type: 'nominal', title: null },
+      color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', labelLimit: 480 } },
       tooltip: [{ field: 'percentile', format: '.2f' }, { field: 'ms', format: '.1f' }],
     },
   });
