@@ -2,6 +2,8 @@
 // DATABASE_URL to join a cluster.
 import { loadConfig, ConfigError } from './config.ts';
 import { startNode } from './node.ts';
+import { PortBusy } from './http/port.ts';
+import { DataDirBusy } from './store/data-dir-lock.ts';
 
 async function main() {
   let cfg;
@@ -14,7 +16,17 @@ async function main() {
     }
     throw e;
   }
-  const node = await startNode(cfg);
+  let node;
+  try {
+    node = await startNode(cfg);
+  } catch (e) {
+    // What an operator fixes in the settings or the machine: one line, no stack.
+    if (e instanceof PortBusy || e instanceof DataDirBusy) {
+      console.error(`refusing to start: ${e.message}`);
+      process.exit(2);
+    }
+    throw e;
+  }
   const stop = async (signal: string) => {
     node.log.info({ signal }, 'stopping');
     const t = setTimeout(() => process.exit(1), 15_000);

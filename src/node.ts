@@ -21,6 +21,8 @@ import { ParlayService } from './parlay/service.ts';
 import { Web3Gateway, parseKeypair, type ChainGateway } from './chain/gateway.ts';
 import { PARLAY_PROGRAM_ID } from './chain/idl.ts';
 import { buildApp } from './http/app.ts';
+import { assertPortFree, listenError } from './http/port.ts';
+import { lockDataDir } from './store/data-dir-lock.ts';
 import { parlayRoutes } from './http/routes/parlays.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { createMetrics } from './metrics.ts';
@@ -72,7 +74,24 @@ export function readKeypair(value: string): Keypair {
   return parseKeypair(existsSync(value) ? readFileSync(value, 'utf8') : value);
 }
 
+/**
+ * Starts a node. Before anything touches data: the HTTP port must be free, and an embedded (PGlite)
+ * data directory is locked for this process (src/store/data-dir-lock.ts), released at close.
+ */
 export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<ServiceNode> {
+  await assertPortFree(cfg.port, cfg.host);
+  const lock = !cfg.databaseUrl && cfg.dataDir !== 'memory://' ? lockDataDir(cfg.dataDir) : null;
+  try {
+    const node = await boot(cfg, opts);
+    const close = node.close;
+    return Object.assign(node, { close: async () => { try { await close(); } finally { lock?.release(); } } });
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
+}
+
+async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
   const log = opts.log ?? createLogger({ level: cfg.logLevel, nodeId: cfg.nodeId });
   const metrics = createMetrics(cfg.nodeId);
   if (cfg.localChain && !cfg.databaseUrl && cfg.dataDir.endsWith('/local-chain') && opts.chain === undefined) {
@@ -186,8 +205,9 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
     heartbeatRoutes({ tokens, db, timeoutMs: cfg.heartbeatTimeoutMs }),
   ], log, metrics.observeHttp);
 
-  const server: Server = await new Promise((resolve) => {
+  const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(cfg.port, cfg.host, () => resolve(s));
+    s.once('error', (e) => reject(listenError(e, cfg.port, cfg.host)));
   });
   server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
