@@ -35,6 +35,8 @@ const schema = z.object({
   RUNTIME_MAX_LIVE_ACTORS: z.coerce.number().int().min(1).max(10_000_000).default(2_000),
   RUNTIME_CHECKPOINT_BATCHES: z.coerce.number().int().min(1).max(1_000_000).default(20),
   RUNTIME_CHECKPOINT_MS: z.coerce.number().int().min(1).max(3_600_000).default(2_000),
+  RUNTIME_INBOX_RETENTION_MS: z.coerce.number().int().min(1_000).max(30 * 86_400_000).default(900_000),
+  RUNTIME_INBOX_PRUNE_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   NODE_ID: z.string().optional(),
   PLATFORM_JWT_SECRET: z.string().optional(),
   PARLAY_WEBHOOK_AUTH_SECRET: z.string().optional(),
@@ -87,6 +89,8 @@ export interface Config {
   maxLiveActors: number;
   /** Snapshots of changed actors are written every this many batches or milliseconds (Kafka only; 1 batch: every commit). */
   checkpoint: { everyBatches: number; maxAgeMs: number };
+  /** Answered commands' inbox rows are deleted this long after they were written (once their record is before every replay point), checked every `everyMs`. */
+  inbox: { retentionMs: number; everyMs: number };
   nodeId: string;
   platformJwtSecret: string;
   webhookSecret?: string;
@@ -166,6 +170,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     readCacheWallets: e.PARLAY_READ_CACHE_WALLETS,
     maxLiveActors: e.RUNTIME_MAX_LIVE_ACTORS,
     checkpoint: { everyBatches: e.RUNTIME_CHECKPOINT_BATCHES, maxAgeMs: e.RUNTIME_CHECKPOINT_MS },
+    inbox: { retentionMs: e.RUNTIME_INBOX_RETENTION_MS, everyMs: e.RUNTIME_INBOX_PRUNE_MS },
     nodeId: e.NODE_ID ?? `${hostname()}-${process.pid}`,
     platformJwtSecret: e.PLATFORM_JWT_SECRET ?? dev('platform'),
     webhookSecret: e.PARLAY_WEBHOOK_AUTH_SECRET || undefined,

@@ -36,6 +36,7 @@ import { clobKinds } from './clob/kinds.ts';
 import { ClobService } from './clob/service.ts';
 import { BookClock } from './clob/book-clock.ts';
 import { OutboxRelay } from './store/outbox.ts';
+import { InboxPruner } from './store/inbox-pruner.ts';
 import { LedgerRelay } from './clob/ledger-stream.ts';
 import { clobRoutes } from './http/routes/clob.ts';
 import { connectionOf, delegateKeypair, startSettlement } from './settlement/index.ts';
@@ -151,6 +152,8 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
   const tokens = new ClobTokens(cfg.clobJwtSecret, cfg.clobTokenTtl);
   const relay = new OutboxRelay(orm, bus, log);
   relay.start();
+  const inboxPruner = new InboxPruner(db, { ...cfg.inbox, log });
+  inboxPruner.start();
   const collateralMint = async () => cfg.collateralMint ?? (await q.programConfig(db()))?.collateral_mint ?? null;
   // Development with the local chain and no delegate given: a fresh one, funded on the local chain
   // once it is up (below), so that trades settle there too. Never with SOLANA_RPC_URL or in production.
@@ -237,7 +240,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
       await settlement?.stop();
       await heartbeats.stop();
       // The relays' drains in progress end before the bus and the database close under them.
-      await Promise.all([relay.stop(), ledgerRelay.stop()]);
+      await Promise.all([relay.stop(), ledgerRelay.stop(), inboxPruner.stop()]);
       await devChain?.close();
       await asker.stop();
       await runtime.stop();

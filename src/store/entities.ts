@@ -114,6 +114,7 @@ export const CommandInbox = defineEntity({
     sourceOffset: p.bigint().fieldName('source_offset').nullable(),
     createdAt: p.datetime().fieldName('created_at'),
   },
+  indexes: [{ name: 'command_inbox_created_at_idx', properties: ['createdAt'] }],
 });
 
 export const DeadLetter = defineEntity({
