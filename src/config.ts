@@ -59,6 +59,7 @@ const schema = z.object({
   CLOB_MAX_MAKERS_PER_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_TRADE),
   CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_MINT_MERGE_TRADE),
   CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
+  CLOB_MAX_OPEN_ORDERS_PER_MARKET: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   ASK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: z.string().default('info'),
   LOCAL_CHAIN: z.enum(['0', '1']).optional(),
@@ -120,6 +121,8 @@ export interface Config {
   maxMakersPerTrade: number;
   /** The same for a MINT or MERGE trade (more instructions per leg). */
   maxMakersPerMintMergeTrade: number;
+  /** Live and held orders one wallet may have in one market (a GTC/GTD order past it is rejected). */
+  maxOpenOrdersPerMarket: number;
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
@@ -193,6 +196,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     maxMakersPerTrade: e.CLOB_MAX_MAKERS_PER_TRADE,
     maxMakersPerMintMergeTrade: e.CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE,
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
+    maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     localChain: !prod && (e.LOCAL_CHAIN ? e.LOCAL_CHAIN === '1' : !e.SOLANA_RPC_URL),

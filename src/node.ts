@@ -165,6 +165,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
   const clob = new ClobService({
     asker, db, catalog, chain: () => parlays.chain(), bookTopic, walletTopic, mintMerge: cfg.mintMergeMatching,
     distortionBound: cfg.distortionBound, maxMakersPerTrade: cfg.maxMakersPerTrade, maxMakersPerMintMergeTrade: cfg.maxMakersPerMintMergeTrade, collateralMint, delegate: () => cfg.delegate ?? null, holdMs: cfg.reservationHoldMs,
+    maxOpenOrdersPerMarket: cfg.maxOpenOrdersPerMarket,
   });
   const clock = new BookClock({ db, asker, bus, runtime, bookTopic, log });
   if (process.env.CLOB_BOOK_CLOCK !== '0') clock.start(); // off only for log replays, which must add no commands

@@ -679,3 +679,25 @@ test('a delayed FOK that cannot fill at its release is ejected; token ids are fi
   t.like(change.reply, { error: 'INVALID_MARKET' });
   t.like(b.send({ type: 'Bogus' } as any).reply, { error: 'INVALID_COMMAND' });
 });
+
+test('a wallet at its open-order cap in a market: GTC/GTD rejected, FOK taken, room again after a cancel or fill', (t) => {
+  const b = book();
+  const cap = { maxOpenOrders: 2 };
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.40, 1), cap).reply.status, 'live');
+  t.is(place(b, order('alice', 'NO', 'BUY', 0.30, 1), cap).reply.status, 'live');
+  const third = place(b, order('alice', 'YES', 'BUY', 0.41, 1), cap);
+  t.is(third.reply.error, 'INVALID_ORDER');
+  t.regex(third.reply.message, /already has 2 open orders in this market/);
+  t.deepEqual(third.events, []);
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.35, 1, { orderType: 'GTD', expiration: 10_000 }), cap).reply.error, 'INVALID_ORDER');
+  t.is(place(b, order('bob', 'YES', 'SELL', 0.60, 5), cap).reply.status, 'live', 'another wallet is not capped by alice');
+  // A FOK never rests: taken at the cap (here it fills against bob).
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.60, 1, { orderType: 'FOK' }), cap).reply.status, 'matched');
+  // Without the field (commands from before it): no cap.
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.20, 1)).reply.status, 'live');
+  const mine = ordersOf(b.s, 'alice').map((o: any) => o.orderHash);
+  t.is(mine.length, 3);
+  b.send({ type: 'CancelOrders', owner: 'alice', orderIds: mine.slice(0, 2), now: 1001 });
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.21, 1), cap).reply.status, 'live', 'a cancel makes room');
+  t.deepEqual(checkBook(b.s), []);
+});

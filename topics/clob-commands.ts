@@ -20,7 +20,7 @@ export const marketInput = z.object({
 
 export const bookCommand = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ConfigureMarket'), market: marketInput, now: now.optional() }),
-  z.object({ type: z.literal('PlaceOrder'), order: orderInput, now, mintMerge: z.boolean(), distortionBound: z.number().int().min(0).max(1_000_000), maxMakersPerTrade: z.number().int().min(1).max(10_000).optional(), maxMakersPerMintMergeTrade: z.number().int().min(1).max(10_000).optional(), tradeId: z.string().optional() }),
+  z.object({ type: z.literal('PlaceOrder'), order: orderInput, now, mintMerge: z.boolean(), distortionBound: z.number().int().min(0).max(1_000_000), maxMakersPerTrade: z.number().int().min(1).max(10_000).optional(), maxMakersPerMintMergeTrade: z.number().int().min(1).max(10_000).optional(), tradeId: z.string().optional(), maxOpenOrders: z.number().int().min(1).max(1_000_000).optional() }),
   z.object({ type: z.literal('CancelOrders'), owner: z.string().min(1), orderIds: z.array(z.string()).max(10_000).optional(), all: z.boolean().optional(), assetId: z.string().optional(), now, reason: z.string().max(64).optional() }),
   z.object({ type: z.literal('InvalidateOrders'), orderIds: z.array(z.string()).max(10_000), reason: z.string().max(200), tradeId: z.string(), now: now.optional() }),
   z.object({ type: z.literal('Expire'), now }),

@@ -18,6 +18,12 @@ export function dropOwner(s: BookState, ownerKey: string, hash: string): void {
   if (cur.size === 0) s.byOwner.delete(ownerKey);
 }
 
+/** How many live and held orders the owner has on this book. */
+export function ownerCount(s: BookState, ownerKey: string): number {
+  const cur = s.byOwner.get(ownerKey);
+  return cur === undefined ? 0 : typeof cur === 'string' ? 1 : cur.size;
+}
+
 export function ownerHashes(s: BookState, ownerKey: string): Iterable<string> {
   const cur = s.byOwner.get(ownerKey);
   return cur === undefined ? [] : typeof cur === 'string' ? [cur] : cur;

@@ -2,6 +2,7 @@
 // and the release of delayed orders, placed one after another on a scratch copy of the book.
 import { feeOf, feeUnits, ONE, ONE_N, releaseOf, reservationOf } from './amounts.ts';
 import { dueAt } from './due.ts';
+import { ownerCount } from './owners.ts';
 import { evolveBook } from './evolve.ts';
 import { cloneBook } from './snapshot.ts';
 import { sweep, type Fill } from './sweep.ts';
@@ -59,6 +60,11 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
   const bad = validateOrder(m, o, cmd.now);
   if (bad) return { events: [], reply: bad };
   if (s.orders.has(o.hash) || s.finished.has(o.hash) || (s.held.size > 0 && s.held.has(o.hash))) return { events: [], reply: reject('DUPLICATE_ORDER', `order ${o.hash} was placed before`) };
+  // One wallet cannot flood a book: at its cap only orders that never rest (FOK) are taken.
+  const maxOpen = typeof cmd.maxOpenOrders === 'number' ? cmd.maxOpenOrders : null;
+  if (maxOpen !== null && o.orderType !== 'FOK' && ownerCount(s, o.maker.toLowerCase()) >= maxOpen) {
+    return { events: [], reply: reject('INVALID_ORDER', `the wallet already has ${maxOpen} open orders in this market, the most allowed: cancel some first`) };
+  }
   const d: OrderData = {
     hash: o.hash, owner: o.maker, tokenId: o.tokenId, outcome: o.tokenId === m.yesTokenId ? 'YES' : 'NO', side: o.side, price: o.price,
     size: o.size, sizeMatched: 0n, remaining: o.size, feeRateBps: o.feeRateBps, expiration: o.expiration, orderType: o.orderType,

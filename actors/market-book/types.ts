@@ -83,6 +83,9 @@ export interface PlaceOrder {
   /** Id of the first trade this execution produces (default `t-<order hash>`); the next ones, in
    *  the order they are opened, get `:1`, `:2`, … */
   tradeId?: string;
+  /** Most live and held orders one wallet may have on this book (CLOB_MAX_OPEN_ORDERS_PER_MARKET):
+   *  at the cap a GTC/GTD order is rejected, a FOK one (it never rests) is not. Absent: no cap. */
+  maxOpenOrders?: number;
 }
 /** reason: 'user' (default) or e.g. 'heartbeat_timeout' (cancel-on-disconnect); carried by OrderCancelled. */
 export interface CancelOrders { type: 'CancelOrders'; owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number; reason?: string }

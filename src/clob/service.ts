@@ -26,6 +26,8 @@ export interface ClobServiceDeps {
   collateralMint: () => Promise<string | null>;
   delegate: () => string | null;
   holdMs?: number;
+  /** CLOB_MAX_OPEN_ORDERS_PER_MARKET: live and held orders per wallet and market */
+  maxOpenOrdersPerMarket?: number;
 }
 
 export class OrderRejected extends HttpError {
@@ -93,7 +95,7 @@ export class ClobService {
 
     const reply = await this.ask<any>(this.d.bookTopic, market.condition_id, {
       type: 'PlaceOrder', now, mintMerge: this.d.mintMerge, distortionBound: Math.round(this.d.distortionBound * 1_000_000),
-      maxMakersPerTrade: this.d.maxMakersPerTrade, maxMakersPerMintMergeTrade: this.d.maxMakersPerMintMergeTrade ?? this.d.maxMakersPerTrade,
+      maxMakersPerTrade: this.d.maxMakersPerTrade, maxMakersPerMintMergeTrade: this.d.maxMakersPerMintMergeTrade ?? this.d.maxMakersPerTrade, maxOpenOrders: this.d.maxOpenOrdersPerMarket,
       order: { hash: id, maker: wallet, tokenId: order.tokenId, side: order.side, price: Number(price), size: size.toString(), feeRateBps: Number(order.feeRateBps), expiration, orderType, createdAt: now },
     });
     if (reply?.error) {
