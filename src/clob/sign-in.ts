@@ -6,10 +6,20 @@ import jwt from 'jsonwebtoken';
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 
+/** Base58 text of at most `max` characters: checked before any decoding (base58 decoding is quadratic). */
+export const base58Text = (min: number, max: number, what: string) =>
+  z.string().min(min, `${what}: at least ${min} characters`).max(max, `${what}: at most ${max} characters`)
+    .regex(/^[1-9A-HJ-NP-Za-km-z]*$/, `${what} must be base58`);
+
+/** An ed25519 public key (32 bytes) in base58: 32 to 44 characters. */
+export const BASE58_ADDRESS = { min: 32, max: 44 } as const;
+/** An ed25519 signature (64 bytes) in base58: at most 88 characters. */
+export const BASE58_SIGNATURE = { min: 1, max: 88 } as const;
+
 export const signInBody = z.object({
-  address: z.string().min(32).max(44),
-  timestamp: z.number().int().positive(),
-  signature: z.string().min(1),
+  address: base58Text(BASE58_ADDRESS.min, BASE58_ADDRESS.max, 'address'),
+  timestamp: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  signature: base58Text(BASE58_SIGNATURE.min, BASE58_SIGNATURE.max, 'signature'),
 }).strict();
 
 export type SignInBody = z.infer<typeof signInBody>;
@@ -18,8 +28,13 @@ export const authMessage = (address: string, timestamp: number) => `clob-auth:v1
 
 export type SignInCheck = { ok: true } | { ok: false; reason: string };
 
-export function checkSignIn(b: SignInBody, nowSeconds: number, skewSeconds = 60): SignInCheck {
-  if (Math.abs(nowSeconds - b.timestamp) > skewSeconds) return { ok: false, reason: 'timestamp is not within 60 s of the server clock' };
+/** How far a sign-in message's timestamp may be from the server clock. */
+export const SIGN_IN_SKEW_SECONDS = 60;
+
+export function checkSignIn(b: SignInBody, nowSeconds: number, skewSeconds = SIGN_IN_SKEW_SECONDS): SignInCheck {
+  if (Math.abs(nowSeconds - b.timestamp) > skewSeconds) return { ok: false, reason: `timestamp is not within ${skewSeconds} s of the server clock` };
+  // Bounded again here (callers may skip the schema): base58 decoding costs the square of the length.
+  if (b.address.length > BASE58_ADDRESS.max || b.signature.length > BASE58_SIGNATURE.max) return { ok: false, reason: 'malformed address or signature' };
   let key: Uint8Array;
   let sig: Uint8Array;
   try { key = bs58.decode(b.address); sig = bs58.decode(b.signature); } catch { return { ok: false, reason: 'address and signature must be base58' }; }
