@@ -5,16 +5,7 @@ import { signDetached, verifyDetached } from './ed25519.ts';
 import jwt from 'jsonwebtoken';
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-
-/** Base58 text of at most `max` characters: checked before any decoding (base58 decoding is quadratic). */
-export const base58Text = (min: number, max: number, what: string) =>
-  z.string().min(min, `${what}: at least ${min} characters`).max(max, `${what}: at most ${max} characters`)
-    .regex(/^[1-9A-HJ-NP-Za-km-z]*$/, `${what} must be base58`);
-
-/** An ed25519 public key (32 bytes) in base58: 32 to 44 characters. */
-export const BASE58_ADDRESS = { min: 32, max: 44 } as const;
-/** An ed25519 signature (64 bytes) in base58: at most 88 characters. */
-export const BASE58_SIGNATURE = { min: 1, max: 88 } as const;
+import { BASE58_ADDRESS, BASE58_SIGNATURE, base58Text } from './base58.ts';
 
 export const signInBody = z.object({
   address: base58Text(BASE58_ADDRESS.min, BASE58_ADDRESS.max, 'address'),
