@@ -60,6 +60,16 @@ const schema = z.object({
   CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_MINT_MERGE_TRADE),
   CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
   CLOB_MAX_OPEN_ORDERS_PER_MARKET: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  TRUST_PROXY: z.enum(['0', '1']).default('0'),
+  HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(128 * 1024),
+  WEBHOOK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
+  HTTP_JSON_MAX_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
+  RATE_LIMIT_IP_PER_SEC: z.coerce.number().min(0).default(10_000),
+  RATE_LIMIT_IP_BURST: z.coerce.number().int().min(1).default(20_000),
+  RATE_LIMIT_WALLET_PER_SEC: z.coerce.number().min(0).default(2_000),
+  RATE_LIMIT_WALLET_BURST: z.coerce.number().int().min(1).default(4_000),
+  RATE_LIMIT_SIGNIN_PER_SEC: z.coerce.number().min(0).default(200),
+  RATE_LIMIT_SIGNIN_BURST: z.coerce.number().int().min(1).default(1_000),
   ASK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: z.string().default('info'),
   LOCAL_CHAIN: z.enum(['0', '1']).optional(),
@@ -126,6 +136,19 @@ export interface Config {
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
+  /** The HTTP edge: trusted proxy headers, body bounds, rate limits (src/http/edge.ts). */
+  http: {
+    /** X-Forwarded-Host/Proto/For are believed only behind a proxy that sets them. */
+    trustProxy: boolean;
+    /** Most bytes of a request body, every route but the webhook. */
+    bodyLimitBytes: number;
+    /** Most bytes of a webhook delivery. */
+    webhookBodyLimitBytes: number;
+    /** Most nesting levels of a JSON body. */
+    jsonMaxDepth: number;
+    /** Token buckets per node: rate per second (0: off) and burst. */
+    rateLimits: { ip: { perSecond: number; burst: number }; wallet: { perSecond: number; burst: number }; signIn: { perSecond: number; burst: number } };
+  };
   logLevel: string;
   /** Start the local chain beside the service (development without SOLANA_RPC_URL). */
   localChain: boolean;
@@ -198,6 +221,17 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
+    http: {
+      trustProxy: e.TRUST_PROXY === '1',
+      bodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,
+      webhookBodyLimitBytes: e.WEBHOOK_BODY_LIMIT_BYTES,
+      jsonMaxDepth: e.HTTP_JSON_MAX_DEPTH,
+      rateLimits: {
+        ip: { perSecond: e.RATE_LIMIT_IP_PER_SEC, burst: e.RATE_LIMIT_IP_BURST },
+        wallet: { perSecond: e.RATE_LIMIT_WALLET_PER_SEC, burst: e.RATE_LIMIT_WALLET_BURST },
+        signIn: { perSecond: e.RATE_LIMIT_SIGNIN_PER_SEC, burst: e.RATE_LIMIT_SIGNIN_BURST },
+      },
+    },
     logLevel: e.LOG_LEVEL,
     localChain: !prod && (e.LOCAL_CHAIN ? e.LOCAL_CHAIN === '1' : !e.SOLANA_RPC_URL),
     localChainPort: e.LOCAL_CHAIN_PORT,

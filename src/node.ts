@@ -23,6 +23,7 @@ import { PARLAY_PROGRAM_ID } from './chain/idl.ts';
 import { buildApp } from './http/app.ts';
 import { assertPortFree, listenError } from './http/port.ts';
 import { lockDataDir } from './store/data-dir-lock.ts';
+import { edgeFrom } from './http/edge.ts';
 import { parlayRoutes } from './http/routes/parlays.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { createMetrics } from './metrics.ts';
@@ -188,6 +189,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
   const templates = new TemplateService({
     db, transaction: (fn) => (orm.em.fork() as any).transactional((em: any) => fn(em)), quote: (id) => clob.quote(id), mintMerge: cfg.mintMergeMatching,
   });
+  const edge = edgeFrom(cfg.http);
   const app = buildApp([
     healthRoutes({
       database: async () => { await db().execute('select 1'); },
@@ -197,17 +199,17 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
       },
       rpc: async () => { const c = parlays.chain(); if (!c) return 'not configured'; await c.ping(); },
     }, metrics.registry, { closing: () => closed }),
-    parlayRoutes(parlays, { jwtSecret: cfg.platformJwtSecret, webhookSecret }),
-    marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, onChange: async (id) => { await clob.configure(id); await templates.marketChanged(id); } }),
-    clobAuthRoutes({ tokens, db, config: () => clobConfig }),
-    clobRoutes({ svc: clob, tokens, db, catalog, internalToken: cfg.clobInternalToken, bookTopic, asker }),
+    parlayRoutes(parlays, { jwtSecret: cfg.platformJwtSecret, webhookSecret, edge }),
+    marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, edge, onChange: async (id) => { await clob.configure(id); await templates.marketChanged(id); } }),
+    clobAuthRoutes({ tokens, db, config: () => clobConfig, edge }),
+    clobRoutes({ svc: clob, tokens, db, catalog, internalToken: cfg.clobInternalToken, bookTopic, asker, edge }),
     marketMakerRoutes({
-      tokens, enabled: !cfg.mintMergeMatching,
+      tokens, enabled: !cfg.mintMergeMatching, edge,
       mintMerge: new MintMerge({ asker, walletTopic, catalog, chain: () => parlays.chain(), connection: chainConnection, delegate: settlementKey, collateralMint, cuPrice: BigInt(cfg.settlementCuPrice) }),
     }),
-    templateRoutes(templates, { jwtSecret: cfg.platformJwtSecret }),
-    heartbeatRoutes({ tokens, db, timeoutMs: cfg.heartbeatTimeoutMs }),
-  ], log, metrics.observeHttp);
+    templateRoutes(templates, { jwtSecret: cfg.platformJwtSecret, edge }),
+    heartbeatRoutes({ tokens, db, timeoutMs: cfg.heartbeatTimeoutMs, edge }),
+  ], log, metrics.observeHttp, edge);
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(cfg.port, cfg.host, () => resolve(s));

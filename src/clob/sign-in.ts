@@ -5,11 +5,12 @@ import { signDetached, verifyDetached } from './ed25519.ts';
 import jwt from 'jsonwebtoken';
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import { BASE58_ADDRESS, BASE58_SIGNATURE, base58Text } from './base58.ts';
 
 export const signInBody = z.object({
-  address: z.string().min(32).max(44),
-  timestamp: z.number().int().positive(),
-  signature: z.string().min(1),
+  address: base58Text(BASE58_ADDRESS.min, BASE58_ADDRESS.max, 'address'),
+  timestamp: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  signature: base58Text(BASE58_SIGNATURE.min, BASE58_SIGNATURE.max, 'signature'),
 }).strict();
 
 export type SignInBody = z.infer<typeof signInBody>;
@@ -18,8 +19,13 @@ export const authMessage = (address: string, timestamp: number) => `clob-auth:v1
 
 export type SignInCheck = { ok: true } | { ok: false; reason: string };
 
-export function checkSignIn(b: SignInBody, nowSeconds: number, skewSeconds = 60): SignInCheck {
-  if (Math.abs(nowSeconds - b.timestamp) > skewSeconds) return { ok: false, reason: 'timestamp is not within 60 s of the server clock' };
+/** How far a sign-in message's timestamp may be from the server clock. */
+export const SIGN_IN_SKEW_SECONDS = 60;
+
+export function checkSignIn(b: SignInBody, nowSeconds: number, skewSeconds = SIGN_IN_SKEW_SECONDS): SignInCheck {
+  if (Math.abs(nowSeconds - b.timestamp) > skewSeconds) return { ok: false, reason: `timestamp is not within ${skewSeconds} s of the server clock` };
+  // Bounded again here (callers may skip the schema): base58 decoding costs the square of the length.
+  if (b.address.length > BASE58_ADDRESS.max || b.signature.length > BASE58_SIGNATURE.max) return { ok: false, reason: 'malformed address or signature' };
   let key: Uint8Array;
   let sig: Uint8Array;
   try { key = bs58.decode(b.address); sig = bs58.decode(b.signature); } catch { return { ok: false, reason: 'address and signature must be base58' }; }

@@ -4,10 +4,17 @@ import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import { signDetached, verifyDetached } from './ed25519.ts';
 import { z } from 'zod';
+import { BASE58_ADDRESS, BASE58_SIGNATURE, base58Text } from './base58.ts';
 
 const U64_MAX = (1n << 64n) - 1n;
-const u64 = z.string().refine((s) => /^\d{1,20}$/.test(s) && BigInt(s) <= U64_MAX, 'must be a decimal string in u64 range');
-const pubkey = z.string().refine((s) => { try { return bs58.decode(s).length === 32; } catch { return false; } }, 'must be a base58 32-byte address');
+// Every field is bounded by its length and charset before it is decoded: base58 decoding costs the
+// square of the length (a 60,000-character signer would hold the event loop for seconds).
+const u64 = z.string().refine((s) => s.length <= 20 && /^\d{1,20}$/.test(s) && BigInt(s) <= U64_MAX, 'must be a decimal string in u64 range');
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+const pubkey = z.string().refine((s) => {
+  if (s.length < BASE58_ADDRESS.min || s.length > BASE58_ADDRESS.max || !BASE58.test(s)) return false;
+  try { return bs58.decode(s).length === 32; } catch { return false; }
+}, `must be a base58 32-byte address (${BASE58_ADDRESS.min} to ${BASE58_ADDRESS.max} characters)`);
 
 export const signedOrder = z.object({
   salt: u64,
@@ -20,8 +27,8 @@ export const signedOrder = z.object({
   side: z.enum(['BUY', 'SELL']),
   expiration: u64,
   nonce: u64,
-  feeRateBps: z.string().refine((s) => /^\d{1,5}$/.test(s) && Number(s) <= 65_535, 'must be a decimal string in u16 range'),
-  signature: z.string().min(1),
+  feeRateBps: z.string().refine((s) => s.length <= 5 && /^\d{1,5}$/.test(s) && Number(s) <= 65_535, 'must be a decimal string in u16 range'),
+  signature: base58Text(BASE58_SIGNATURE.min, BASE58_SIGNATURE.max, 'signature'),
 }).strict();
 
 export const orderType = z.enum(['GTC', 'FOK', 'GTD']);
@@ -46,6 +53,7 @@ export function orderHash(o: Omit<SignedOrder, 'signature'>): Buffer {
 export const orderId = (hash: Buffer) => `0x${hash.toString('hex')}`;
 
 export function verifyOrderSignature(o: SignedOrder, hash: Buffer): boolean {
+  if (o.signature.length > BASE58_SIGNATURE.max || o.signer.length > BASE58_ADDRESS.max) return false;
   let sig: Uint8Array;
   try { sig = bs58.decode(o.signature); } catch { return false; }
   let signer: Uint8Array;

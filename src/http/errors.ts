@@ -19,11 +19,14 @@ export class HttpAnswer extends Error {
 /** Routes whose rejections are `{ success: false, errorMsg, code }` (clob.md: POST /v1/order). */
 const ORDER_ROUTE = /^\/v1\/order\/?$/;
 
-/** A body that is not valid JSON: 400, in the shape of the route's rejections. */
-export function malformedBody(ctx: Pick<Context, 'method' | 'path'>, err: Error): Error {
-  const message = `the body is not valid JSON: ${err.message}`;
-  if (ctx.method === 'POST' && ORDER_ROUTE.test(ctx.path)) return new HttpAnswer(400, { success: false, errorMsg: message, code: 'INVALID_ORDER' }, message);
-  return new HttpError(400, 'malformed_body', message);
+/**
+ * A refusal at the edge (body too large or malformed, rate limited) in the shape of the route's
+ * rejections: `{ error, message }`, or on POST /v1/order `{ success: false, errorMsg, code }` with
+ * `orderCode` (INVALID_ORDER unless given).
+ */
+export function edgeError(ctx: Pick<Context, 'method' | 'path'>, status: number, code: string, message: string, orderCode = 'INVALID_ORDER'): Error {
+  if (ctx.method === 'POST' && ORDER_ROUTE.test(ctx.path)) return new HttpAnswer(status, { success: false, errorMsg: message, code: orderCode }, message);
+  return new HttpError(status, code, message);
 }
 
 export const badRequest = (message: string, code = 'invalid_request') => new HttpError(400, code, message);
@@ -31,6 +34,13 @@ export const notFound = (message = 'not found') => new HttpError(404, 'not_found
 
 export function zodMessage(e: ZodError): string {
   return e.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+}
+
+/** An aborted or reset client connection (the body reader's, Node's or a stream's). */
+export function isClientGone(err: any): boolean {
+  if (!err) return false;
+  if (err.clientGone || err.type === 'request.aborted') return true;
+  return ['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_EOF_STATE'].includes(err.code) || err.message === 'request aborted' || err.message === 'aborted';
 }
 
 export function errorMiddleware(log: { error(o: object, m?: string): void }) {
@@ -42,7 +52,12 @@ export function errorMiddleware(log: { error(o: object, m?: string): void }) {
         ctx.body = { error: 'not_found', message: `no route ${ctx.method} ${ctx.path}` };
       }
     } catch (err: any) {
-      if (err instanceof HttpAnswer) {
+      if (isClientGone(err)) {
+        // Nobody is left to read an answer; the request line says so (at info, without a stack).
+        ctx.state.clientGone = err.code ?? err.message;
+        ctx.status = 400;
+        ctx.body = { error: 'client_gone', message: err.message };
+      } else if (err instanceof HttpAnswer) {
         ctx.status = err.status;
         ctx.body = err.body;
       } else if (err instanceof HttpError) {

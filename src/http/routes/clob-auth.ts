@@ -4,45 +4,51 @@ import Router from '@koa/router';
 import jwt from 'koa-jwt';
 import type { Context, Next } from 'koa';
 import { HttpError, zodMessage } from '../errors.ts';
-import { checkSignIn, signInBody, type ClobTokens } from '../../clob/sign-in.ts';
+import { signInBody, type ClobTokens } from '../../clob/sign-in.ts';
+import { SignIns } from '../../clob/sign-ins.ts';
+import type { Edge } from '../edge.ts';
+import { limit } from '../rate-limit.ts';
 import { documentRoutes } from '../openapi.ts';
 import * as api from '../openapi-schemas.ts';
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
-/** Bearer tokens of the order book; ctx.state.wallet is the signed-in address. */
-export function clobAuth(tokens: ClobTokens) {
+/** A wallet as a token may name it (the same bound as a sign-in's address). */
+const WALLET = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/**
+ * Bearer tokens of the order book; ctx.state.wallet is the signed-in address. With `edge`, each
+ * wallet's requests also take a token of its bucket (429 past RATE_LIMIT_WALLET_*).
+ */
+export function clobAuth(tokens: ClobTokens, edge?: Edge) {
   const verify = jwt({ secret: tokens.secretKey as any, algorithms: ['HS256'], key: 'clob' });
+  const perWallet = edge ? limit(edge.limits.wallet, (ctx) => ctx.state.wallet, 'for this wallet') : null;
   return async (ctx: Context, next: Next) => {
     try {
       await verify(ctx, async () => undefined);
     } catch {
       throw new HttpError(401, 'unauthorized', 'a valid bearer token is required (POST /v1/auth/token)');
     }
-    const claims = ctx.state.clob as { sub?: string; scope?: string };
-    if (!claims?.sub || claims.scope !== 'clob') throw new HttpError(401, 'unauthorized', 'not an order-book token');
+    const claims = ctx.state.clob as { sub?: unknown; scope?: string };
+    if (typeof claims?.sub !== 'string' || !WALLET.test(claims.sub) || claims.scope !== 'clob') throw new HttpError(401, 'unauthorized', 'not an order-book token');
     ctx.state.wallet = claims.sub;
-    await next();
+    if (perWallet) await perWallet(ctx, next);
+    else await next();
   };
 }
 
-export function clobAuthRoutes(o: { tokens: ClobTokens; db: () => Db; config: () => Record<string, unknown>; now?: () => number }) {
+export function clobAuthRoutes(o: { tokens: ClobTokens; db: () => Db; config: () => Record<string, unknown>; edge: Edge; now?: () => number }) {
   const r = new Router({ prefix: '/v1' });
-  const now = o.now ?? (() => Math.floor(Date.now() / 1000));
+  const signIns = new SignIns({ db: o.db, tokens: o.tokens, now: o.now });
+  const perIp = limit(o.edge.limits.signIn, (ctx) => ctx.ip || 'unknown', 'of sign-in from this address');
 
-  r.post('/auth/token', async (ctx) => {
+  // Rate-limited by IP before the body is read; the body's fields are bounded before any decoding.
+  r.post('/auth/token', perIp, o.edge.body, async (ctx) => {
     const body = signInBody.safeParse(ctx.request.body);
     if (!body.success) throw new HttpError(400, 'invalid_request', zodMessage(body.error));
-    const check = checkSignIn(body.data, now());
-    if (!check.ok) throw new HttpError(401, 'unauthorized', check.reason);
-    // Each signed message once, across every node: the database says who was first.
-    const rows = await o.db().execute(
-      `insert into auth_signins (address, timestamp, created_at) values (?, ?, now()) on conflict do nothing returning address`,
-      [body.data.address, body.data.timestamp],
-    );
-    if (!rows.length) throw new HttpError(401, 'unauthorized', 'this sign-in message was already used');
-    if (Math.random() < 0.01) await o.db().execute(`delete from auth_signins where created_at < now() - interval '10 minutes'`);
-    ctx.body = o.tokens.issue(body.data.address);
+    const done = await signIns.signIn(body.data);
+    if (!done.ok) throw new HttpError(401, 'unauthorized', done.reason);
+    ctx.body = done.token;
   });
 
   r.get('/config', (ctx) => { ctx.body = o.config(); });

@@ -13,6 +13,7 @@ import { cursorId, endCursor, parseCursor, readAfter } from '../../clob/ledger-s
 import { PassThrough } from 'node:stream';
 import type { ClobTokens } from '../../clob/sign-in.ts';
 import type { Catalog } from '../../clob/catalog.ts';
+import type { Edge } from '../edge.ts';
 import { documentRoutes } from '../openapi.ts';
 import * as api from '../openapi-schemas.ts';
 
@@ -21,28 +22,30 @@ type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 const orderIdSchema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'an order id is 0x + 64 hex digits').transform((s) => s.toLowerCase());
 const conditionId = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits').transform((s) => s.toLowerCase());
 const unixSeconds = z.coerce.number().int().nonnegative();
+/** An id, address or key as a client may send it: 1–128 printable ASCII characters (no space, no control character). */
+const idText = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'must be 1 to 128 printable ASCII characters');
 
 // The request schemas of the routes below: they validate, and they are what /openapi.json shows.
 export const clobRequest = {
   marketParams: z.object({ conditionId }),
   orderParams: z.object({ id: orderIdSchema }),
-  cancel: z.object({ orderID: z.string().min(1) }),
-  cancelBatch: z.object({ orderIDs: z.array(z.string().min(1)).max(1000) }),
-  cancelMarket: z.object({ market: conditionId, asset_id: z.string().min(1).optional() }),
-  sizeUpdate: z.object({ trade_id: z.string().min(1), orders: z.array(orderIdSchema).max(1000), reason: z.string().max(200).default('settlement failed') }),
+  cancel: z.object({ orderID: idText }),
+  cancelBatch: z.object({ orderIDs: z.array(idText).max(1000) }),
+  cancelMarket: z.object({ market: conditionId, asset_id: idText.optional() }),
+  sizeUpdate: z.object({ trade_id: idText, orders: z.array(orderIdSchema).max(1000), reason: z.string().max(200).default('settlement failed') }),
   internalHeaders: z.object({ 'x-internal-token': z.string() }),
   marketQuery: z.object({ market: conditionId.optional() }),
   // Kept as text and compared exactly in micro-units squared (price × size): a float product
   // (0.29 × 100 = 28.999…) would drop an order whose value is exactly min_value.
   valueRange: z.object({ min_value: z.string().trim().regex(/^\d{1,15}(\.\d{1,12})?$/, 'min_value is a non-negative decimal number (at most 12 places)') }),
   trades: z.object({
-    id: z.string().optional(), owner: z.string().optional(), taker: z.string().optional(), maker: z.string().optional(),
-    market: conditionId.optional(), asset_id: z.string().optional(), limit: z.coerce.number().int().min(1).max(500).default(100),
+    id: idText.optional(), owner: idText.optional(), taker: idText.optional(), maker: idText.optional(),
+    market: conditionId.optional(), asset_id: idText.optional(), limit: z.coerce.number().int().min(1).max(500).default(100),
     before: unixSeconds.optional(), after: unixSeconds.optional(),
   }),
   lastTrade: z.object({ market: conditionId }),
-  stream: z.object({ market: conditionId, from: z.enum(['beginning', 'now']).default('now'), last_event_id: z.string().optional() }),
-  streamHeaders: z.object({ 'last-event-id': z.string().optional() }),
+  stream: z.object({ market: conditionId, from: z.enum(['beginning', 'now']).default('now'), last_event_id: idText.optional() }),
+  streamHeaders: z.object({ 'last-event-id': idText.optional() }),
 };
 
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
@@ -65,9 +68,11 @@ function scaled(v: string, places: number): bigint {
   return BigInt(whole) * 10n ** BigInt(places) + BigInt(frac.padEnd(places, '0').slice(0, places));
 }
 
-export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => Db; catalog: Catalog; internalToken: string; bookTopic: string; asker: import('../../runtime/asker.ts').Asker }) {
+export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => Db; catalog: Catalog; internalToken: string; bookTopic: string; asker: import('../../runtime/asker.ts').Asker; edge: Edge }) {
   const r = new Router({ prefix: '/v1' });
-  const auth = clobAuth(o.tokens);
+  // The bearer check (and the wallet's rate limit) before the body is read.
+  const auth = clobAuth(o.tokens, o.edge);
+  const readBody = o.edge.body;
   const wallet = (ctx: Context) => ctx.state.wallet as string;
 
   r.get('/markets/:conditionId', async (ctx) => {
@@ -87,7 +92,7 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
     };
   });
 
-  r.post('/order', auth, async (ctx) => {
+  r.post('/order', auth, readBody, async (ctx) => {
     const body = placeOrderBody.safeParse(ctx.request.body);
     if (!body.success) {
       ctx.status = 400;
@@ -103,23 +108,23 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
     }
   });
 
-  r.post('/orders/cancel', auth, async (ctx) => {
+  r.post('/orders/cancel', auth, readBody, async (ctx) => {
     const { orderID } = parse(clobRequest.cancel, ctx.request.body ?? {});
     ctx.body = await o.svc.cancel(wallet(ctx), { ids: [orderID.toLowerCase()] });
   });
-  r.post('/orders/cancel-batch', auth, async (ctx) => {
+  r.post('/orders/cancel-batch', auth, readBody, async (ctx) => {
     const { orderIDs } = parse(clobRequest.cancelBatch, ctx.request.body ?? {});
     ctx.body = await o.svc.cancel(wallet(ctx), { ids: orderIDs.map((s) => s.toLowerCase()) });
   });
   r.post('/orders/cancel-all', auth, async (ctx) => {
     ctx.body = await o.svc.cancel(wallet(ctx), { all: true });
   });
-  r.post('/orders/cancel-market', auth, async (ctx) => {
+  r.post('/orders/cancel-market', auth, readBody, async (ctx) => {
     const b = parse(clobRequest.cancelMarket, ctx.request.body ?? {});
     ctx.body = await o.svc.cancel(wallet(ctx), { market: b.market, assetId: b.asset_id });
   });
 
-  r.post('/orders/size-update', internalToken(o.internalToken), async (ctx) => {
+  r.post('/orders/size-update', internalToken(o.internalToken), readBody, async (ctx) => {
     const b = parse(clobRequest.sizeUpdate, ctx.request.body ?? {});
     const rows = b.orders.length ? await o.db().execute('select id, market from open_orders where id in (?)', [b.orders]) : [];
     const byMarket = new Map<string, string[]>();

@@ -8,6 +8,7 @@ import { clobAuth } from './clob-auth.ts';
 import { heartbeatStatus, recordHeartbeat } from '../../clob/heartbeats.ts';
 import type { ClobTokens } from '../../clob/sign-in.ts';
 import { documentRoutes } from '../openapi.ts';
+import type { Edge } from '../edge.ts';
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
@@ -30,10 +31,10 @@ export const heartbeatStatusSchema = z.strictObject({
   cancelled_at_last_expiry: z.number().int(),
 }).meta({ id: 'HeartbeatStatus' });
 
-export function heartbeatRoutes(o: { tokens: ClobTokens; db: () => Db; timeoutMs: number }) {
+export function heartbeatRoutes(o: { tokens: ClobTokens; db: () => Db; timeoutMs: number; edge: Edge }) {
   const r = new Router({ prefix: '/v1' });
-  const auth = clobAuth(o.tokens);
-  r.post('/heartbeats', auth, async (ctx) => {
+  const auth = clobAuth(o.tokens, o.edge);
+  r.post('/heartbeats', auth, o.edge.body, async (ctx) => {
     const b = heartbeatBody.safeParse(ctx.request.body ?? {});
     if (!b.success) throw new HttpError(400, 'invalid_request', zodMessage(b.error));
     ctx.body = await recordHeartbeat(o.db(), ctx.state.wallet as string, o.timeoutMs, b.data.enabled);

@@ -10,21 +10,22 @@ import { documentRoutes, errorBody } from '../openapi.ts';
 import { clobAuth } from './clob-auth.ts';
 import type { ClobTokens } from '../../clob/sign-in.ts';
 import type { MintMerge } from '../../settlement/mint-merge.ts';
+import type { Edge } from '../edge.ts';
 
 export const mintMergeBody = z.object({
   market: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits').transform((s) => s.toLowerCase()),
   amount: z.string().regex(/^[1-9]\d{0,18}$/, 'amount is a positive integer of micro-units, as a decimal string').transform((s) => BigInt(s)),
 });
 
-export function marketMakerRoutes(o: { tokens: ClobTokens; mintMerge: MintMerge; enabled: boolean }) {
+export function marketMakerRoutes(o: { tokens: ClobTokens; mintMerge: MintMerge; enabled: boolean; edge: Edge }) {
   const r = new Router({ prefix: '/v1/market-makers' });
-  const auth = clobAuth(o.tokens);
+  const auth = clobAuth(o.tokens, o.edge);
   const gate = async (_ctx: unknown, next: () => Promise<unknown>) => {
     if (!o.enabled) throw notFound('the market makers area is served only when CLOB_ENABLE_MINT_MERGE_MATCHING=0');
     await next();
   };
   for (const op of ['mint', 'merge'] as const) {
-    r.post(`/${op}`, gate, auth, async (ctx) => {
+    r.post(`/${op}`, gate, auth, o.edge.body, async (ctx) => {
       const b = mintMergeBody.safeParse(ctx.request.body ?? {});
       if (!b.success) throw new HttpError(400, 'invalid_request', zodMessage(b.error));
       ctx.body = await o.mintMerge.run(ctx.state.wallet as string, op, b.data.market, b.data.amount);

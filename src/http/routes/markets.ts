@@ -6,15 +6,17 @@ import { CatalogConflict, marketCreate, marketPatch, type Catalog } from '../../
 import { z } from 'zod';
 import { documentRoutes, validate } from '../openapi.ts';
 import * as api from '../openapi-schemas.ts';
+import type { Edge } from '../edge.ts';
 
 export const marketsRequest = {
   list: z.object({ status: z.enum(['open', 'closed', 'resolved']).optional() }),
-  params: z.object({ conditionId: z.string().min(1).meta({ description: 'condition id: 0x + 64 hex digits' }) }),
+  params: z.object({ conditionId: z.string().min(1).max(128).meta({ description: 'condition id: 0x + 64 hex digits' }) }),
 };
 
-export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; onChange?: (conditionId: string) => Promise<void> }) {
+export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; edge: Edge; onChange?: (conditionId: string) => Promise<void> }) {
   const r = new Router({ prefix: '/api/markets' });
   const auth = platformAuth(o.jwtSecret);
+  const readBody = o.edge.body;
 
   r.get('/', async (ctx) => {
     const q = marketsRequest.list.safeParse(ctx.query);
@@ -22,7 +24,7 @@ export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; onChange?
     ctx.body = { data: await catalog.list(q.data) };
   });
   r.get('/admin/markets/', auth, requireSuperuser, async (ctx) => { ctx.body = { data: await catalog.list() }; });
-  r.post('/admin/markets/', auth, requireSuperuser, async (ctx) => {
+  r.post('/admin/markets/', auth, requireSuperuser, readBody, async (ctx) => {
     const body = marketCreate.parse(ctx.request.body ?? {});
     const created = await catalog.create(body);
     if (!created) throw new HttpError(409, 'already_exists', `market ${body.condition_id} exists (or its on_chain_market_id is taken)`);
@@ -35,7 +37,7 @@ export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; onChange?
     if (!m) throw notFound('market not found');
     ctx.body = { data: m };
   });
-  r.patch('/admin/markets/:conditionId/', auth, requireSuperuser, async (ctx) => {
+  r.patch('/admin/markets/:conditionId/', auth, requireSuperuser, readBody, async (ctx) => {
     const body = marketPatch.parse(ctx.request.body ?? {});
     let m;
     try {

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { platformAuth, requireSuperuser, webhookAuth, type PlatformUser } from '../auth.ts';
 import { badRequest, notFound, zodMessage } from '../errors.ts';
-import type { GuardedRouter } from '../app.ts';
+import type { Edge } from '../edge.ts';
 import { webhookBody } from '../../parlay/webhook-schema.ts';
 import { PARLAY_STATUSES } from '../../parlay/queries.ts';
 import { BIGINT_MAX, fitsBigint } from '../../../topics/parlay-events.ts';
@@ -45,21 +45,20 @@ const parlayIdParam = (raw: string) => {
   return raw;
 };
 
-export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webhookSecret?: string }): GuardedRouter {
+export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webhookSecret?: string; edge: Edge }) {
   const r = new Router({ prefix: '/api/parlays' });
   const auth = platformAuth(opts.jwtSecret, (u) => svc.rememberUser(u));
   const hookAuth = webhookAuth(opts.webhookSecret);
-  // The webhook's secret is checked before its body is read (503 unset, 403 wrong, whatever the
-  // body): the guards run ahead of the body parser (src/http/app.ts); the route checks it again.
-  const guards = new Router({ prefix: '/api/parlays' });
-  guards.post('/webhooks/indexer/', hookAuth);
+  const { body: readBody, webhookBody } = opts.edge;
 
-  r.post('/webhooks/indexer/', hookAuth, async (ctx) => {
+  // The webhook's secret is checked before its body is read (503 unset, 403 wrong, whatever the
+  // body), which then has a bound of its own (WEBHOOK_BODY_LIMIT_BYTES).
+  r.post('/webhooks/indexer/', hookAuth, webhookBody, async (ctx) => {
     ctx.body = await svc.deliver(ctx.request.body);
   });
 
   r.get('/vault/', async (ctx) => { ctx.body = { data: await svc.vault() }; });
-  r.patch('/vault/', auth, requireSuperuser, async (ctx) => {
+  r.patch('/vault/', auth, requireSuperuser, readBody, async (ctx) => {
     const body = vaultPatch.parse(ctx.request.body ?? {});
     ctx.body = { data: await svc.patchVault(body) };
   });
@@ -76,10 +75,13 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
     const q = parlaysRequest.admin.safeParse(ctx.query);
     if (!q.success) throw badRequest(zodMessage(q.error));
     const { count, results } = await svc.adminParlays(q.data);
+    // ctx.href from the Host (or, behind a trusted proxy, X-Forwarded-Host) that src/http/app.ts
+    // checked; should it still not parse, the link is relative rather than a 500.
     const link = (page: number) => {
-      const u = new URL(ctx.href);
+      let u: URL;
+      try { u = new URL(ctx.href); } catch { u = new URL(ctx.originalUrl, 'http://invalid.host'); }
       u.searchParams.set('page', String(page));
-      return u.toString();
+      return u.host === 'invalid.host' ? `${u.pathname}${u.search}` : u.toString();
     };
     const pages = Math.max(1, Math.ceil(count / 20));
     ctx.body = { count, next: q.data.page < pages ? link(q.data.page + 1) : null, previous: q.data.page > 1 ? link(Math.min(q.data.page - 1, pages)) : null, results };
@@ -100,7 +102,7 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
     ctx.body = body;
   });
 
-  return Object.assign(r, { guards });
+  return r;
 }
 
 const NOT_FOUND = { description: 'missing, or not the caller\'s (the same 404)', schema: api.errorBody };

@@ -10,6 +10,7 @@ import {
   quoteRequest, quoteResponse, refreshAllResponse, suggestionsResponse, templateCreate, templateListResponse, templatePatch, templatePk, templateResponse,
 } from '../../templates/schemas.ts';
 import type { TemplateService } from '../../templates/service.ts';
+import type { Edge } from '../edge.ts';
 
 const pk = (ctx: Context) => {
   const r = templatePk.safeParse(ctx.params.pk);
@@ -24,13 +25,14 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => t.trim() === '*' || bare(t) === bare(etag));
 }
 
-export function templateRoutes(svc: TemplateService, o: { jwtSecret: string }) {
+export function templateRoutes(svc: TemplateService, o: { jwtSecret: string; edge: Edge }) {
   const r = new Router({ prefix: '/api/markets' });
   const admin = [platformAuth(o.jwtSecret), requireSuperuser] as const;
+  const readBody = o.edge.body;
   const base = '/admin/parlay-templates';
 
   r.get(`${base}/`, ...admin, async (ctx) => { ctx.body = { data: await svc.list() }; });
-  r.post(`${base}/`, ...admin, async (ctx) => {
+  r.post(`${base}/`, ...admin, readBody, async (ctx) => {
     const body = parse(templateCreate, ctx.request.body ?? {});
     ctx.status = 201;
     ctx.body = { data: await svc.create(body) };
@@ -41,7 +43,7 @@ export function templateRoutes(svc: TemplateService, o: { jwtSecret: string }) {
     if (!t) throw notFound('template not found');
     ctx.body = { data: t };
   });
-  r.patch(`${base}/:pk/`, ...admin, async (ctx) => {
+  r.patch(`${base}/:pk/`, ...admin, readBody, async (ctx) => {
     const id = pk(ctx);
     const t = await svc.patch(id, parse(templatePatch, ctx.request.body ?? {}));
     if (!t) throw notFound('template not found');
@@ -69,7 +71,7 @@ export function templateRoutes(svc: TemplateService, o: { jwtSecret: string }) {
     ctx.body = body;
   });
 
-  r.post('/parlay-quote/', async (ctx) => {
+  r.post('/parlay-quote/', readBody, async (ctx) => {
     ctx.body = { data: await svc.quote(parse(quoteRequest, ctx.request.body ?? {})) };
   });
   return r;

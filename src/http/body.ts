@@ -1,0 +1,147 @@
+// Request bodies, bounded before any work: a route reads its JSON body only after its guards
+// (authentication, rate limits) have passed, and never more than its own byte limit; the bytes must
+// be strict UTF-8, the JSON nested at most `depth` levels (checked on the text, before JSON.parse)
+// and no string may hold a NUL or an unpaired surrogate (PostgreSQL text cannot store either).
+import { isUtf8 } from 'node:buffer';
+import type { Context, Next } from 'koa';
+import { edgeError } from './errors.ts';
+
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON body, once a route's `jsonBody` has read it. */
+    body?: any;
+    rawBody?: string;
+  }
+}
+
+export interface BodyBounds {
+  /** Most bytes a body may have (413 beyond). */
+  bytes: number;
+  /** Most nesting levels of arrays and objects (400 beyond). */
+  depth: number;
+}
+
+/** The client went away while its body was being read: nothing to answer, not an error of ours. */
+export class ClientGone extends Error {
+  readonly clientGone = true;
+  constructor(readonly code: string, message = 'the client closed the connection') {
+    super(message);
+  }
+}
+
+const JSON_TYPE = /^application\/([\w.+-]*\+)?json\b|^application\/csp-report\b/i;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Middleware that parses the JSON body into ctx.request.body. Mount it after the route's guards:
+ * `r.post('/x', auth, jsonBody(bounds), handler)`. A body that is not declared JSON is `{}`, unread.
+ */
+export function jsonBody(bounds: BodyBounds) {
+  return async (ctx: Context, next: Next) => {
+    if (!BODY_METHODS.has(ctx.method) || ctx.request.body !== undefined) return next();
+    if (!JSON_TYPE.test(ctx.get('content-type'))) {
+      ctx.request.body = {};
+      return next();
+    }
+    const raw = await readRaw(ctx, bounds.bytes);
+    if (!isUtf8(raw)) throw edgeError(ctx, 400, 'malformed_body', 'the body is not valid UTF-8');
+    const text = raw.toString('utf8');
+    if (text.trim() === '') {
+      ctx.request.body = {};
+      return next();
+    }
+    if (nestedDeeperThan(text, bounds.depth)) throw edgeError(ctx, 400, 'malformed_body', `the body is nested deeper than ${bounds.depth} levels`);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (e: any) {
+      throw edgeError(ctx, 400, 'malformed_body', `the body is not valid JSON: ${e.message}`);
+    }
+    const bad = uncleanString(value);
+    if (bad !== null) throw edgeError(ctx, 400, 'malformed_body', `the body holds a string with ${bad}`);
+    ctx.request.body = value;
+    ctx.request.rawBody = text;
+    return next();
+  };
+}
+
+/** The body's bytes, at most `limit` of them: 413 as soon as it is known to be larger. */
+export function readRaw(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = ctx.get('content-length');
+  if (declared && Number(declared) > limit) return Promise.reject(tooLarge(ctx, limit));
+  const req = ctx.req;
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const finish = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onData).off('end', onEnd).off('aborted', onAborted).off('error', onError).off('close', onClose);
+      if (err) {
+        // What is left is read and dropped by Node (the request is answered meanwhile); never kept.
+        req.resume();
+        reject(err);
+      } else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > limit) { chunks.length = 0; finish(tooLarge(ctx, limit)); return; }
+      chunks.push(c);
+    };
+    const onEnd = () => finish(null);
+    const onAborted = () => finish(new ClientGone('ECONNABORTED', 'request aborted'));
+    const onError = (e: any) => finish(new ClientGone(e?.code ?? 'ECONNRESET', e?.message ?? 'request error'));
+    const onClose = () => { if (!req.complete) finish(new ClientGone('ECONNABORTED', 'request aborted')); };
+    req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onError).on('close', onClose);
+  });
+}
+
+function tooLarge(ctx: Context, limit: number): Error {
+  return edgeError(ctx, 413, 'payload_too_large', `the body is larger than this route's limit of ${limit} bytes`);
+}
+
+/** True when arrays/objects nest deeper than `max` (a linear scan of the text; strings skipped). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // a backslash escapes the next character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) { if (++depth > max) return true; }
+    else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+/** What is wrong with the first unclean string (key or value) of a parsed JSON value, or null. Iterative. */
+export function uncleanString(value: unknown): string | null {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      const bad = uncleanText(v);
+      if (bad) return bad;
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push(x);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        const bad = uncleanText(k);
+        if (bad) return bad;
+        stack.push(x);
+      }
+    }
+  }
+  return null;
+}
+
+/** 'a NUL character' / 'an unpaired surrogate' / null. */
+export function uncleanText(s: string): string | null {
+  if (s.includes('\u0000')) return 'a NUL character';
+  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) return 'an unpaired surrogate';
+  return null;
+}
