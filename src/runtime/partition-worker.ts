@@ -181,6 +181,8 @@ export class PartitionWorker {
       // Sought once and still past it: the log no longer holds those records (retention). Go on
       // from what exists, fencing on the stored offset as ever, and say so loudly.
       d.log.error({ topic: this.topic, partition: this.partition, from: String(from), to: String(fresh[0].offset) }, 'records gone from the log before they were processed');
+    } else {
+      this.soughtTo = null; // reached: a later reload (a retried batch) may need to seek back here again
     }
     if (this.replayNext !== null) {
       await this.replay(fresh.filter((r) => r.offset < expected));

@@ -10,6 +10,7 @@ import { SqlRuntimeStore } from '../../src/store/runtime-store.ts';
 import { openOrm, migrate } from '../../src/store/orm.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import type { ActorKind, Bus } from '../../src/runtime/types.ts';
+import type { CheckpointPolicy } from '../../src/runtime/partition-worker.ts';
 
 export interface NoteState { n: number }
 export interface NoteCmd { v: string; seq: number }
@@ -40,7 +41,7 @@ export function notesKind(topic: string): ActorKind<NoteState, NoteCmd, NoteCmd,
 export interface LogLine { level: string; msg?: string; obj: any }
 
 /** A runtime hosting the notes kind on `bus` and the database at `url` (its table created), with an asker, a captured log and real metrics. */
-export async function notesRig(bus: Bus, url: string, prefix: string, o: { askTimeoutMs?: number; retryBackoff?: { firstMs: number; maxMs: number } } = {}) {
+export async function notesRig(bus: Bus, url: string, prefix: string, o: { askTimeoutMs?: number; retryBackoff?: { firstMs: number; maxMs: number }; checkpoint?: CheckpointPolicy } = {}) {
   const orm = await openOrm({ databaseUrl: url });
   await migrate(orm, url);
   await (orm.em.fork() as any).execute(`create table if not exists ${NOTES_TABLE} (key text not null, seq int not null, v varchar(16) not null)`);
@@ -53,7 +54,7 @@ export async function notesRig(bus: Bus, url: string, prefix: string, o: { askTi
   const metrics = createMetrics(nodeId, false);
   const runtime = new Runtime({
     bus, store, nodeId, groupId: `${prefix}g`, kinds: [{ kind: notesKind(topic), owns: () => true }], partitions: { [topic]: 3 },
-    log, metrics: metrics.runtime, retryBackoff: o.retryBackoff,
+    log, metrics: metrics.runtime, retryBackoff: o.retryBackoff, checkpoint: o.checkpoint,
   });
   await runtime.start();
   const asker = new Asker(bus, `${prefix}${nodeId}`, o.askTimeoutMs ?? 15_000);
