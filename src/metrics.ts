@@ -29,6 +29,7 @@ export function createMetrics(nodeId: string, defaults = true) {
   const records = new Counter({ name: 'runtime_records_total', help: 'Commands processed', labelNames: ['topic'], registers: [registry] });
   const resyncs = new Counter({ name: 'runtime_partition_resyncs_total', help: 'Partitions (re)loaded from the store', labelNames: ['topic'], registers: [registry] });
   const retries = new Counter({ name: 'runtime_batch_retries_total', help: 'Batches that failed (commit or store read) and are retried from the store after a backoff pause', labelNames: ['topic'], registers: [registry] });
+  const poison = new Counter({ name: 'runtime_poison_records_total', help: 'Records the runtime dead-lettered and went past: unparsable (parse), their decider threw (decide), their commit failed on their data (commit)', labelNames: ['topic', 'cause'], registers: [registry] });
   const deadLetters = new Counter({ name: 'dead_letters_total', help: 'Inputs kept as dead letters', labelNames: ['reason'], registers: [registry] });
   const deferrals = new Counter({ name: 'webhook_deferrals_total', help: 'Webhook deliveries answered 503 deferred', registers: [registry] });
   const truncated = new Counter({ name: 'webhook_truncated_logs_total', help: 'Transactions whose logs were truncated', registers: [registry] });
@@ -101,6 +102,7 @@ export function createMetrics(nodeId: string, defaults = true) {
       snapshots: (topic: string, partition: number) => { snapshotAt.set(`${topic}\u0000${partition}`, Date.now()); },
       deadLetters: (_topic: string, n: number) => deadLetters.inc({ reason: 'runtime' }, n),
       retry: (topic: string) => retries.inc({ topic }),
+      poison: (topic: string, _partition: number, cause: string) => poison.inc({ topic, cause }),
     },
     ingest: {
       deadLetter: (reason: string) => deadLetters.inc({ reason }),

@@ -18,10 +18,7 @@ import { KAFKA_BROKERS } from './helpers/node.ts';
 interface Counter { n: number; seen: number[] }
 type Cmd = { add: number; seq: number };
 
-/** While `failing`, every projection throws (as a value out of a column's range would): the commit fails. */
-interface StoreFault { failing: boolean; attempts: number }
-
-function counterKind(topic: string, effects: { key: string; n: number }[], fault?: StoreFault): ActorKind<Counter, Cmd, { add: number; seq: number }, { n: number }> {
+function counterKind(topic: string, effects: { key: string; n: number }[]): ActorKind<Counter, Cmd, { add: number; seq: number }, { n: number }> {
   return {
     name: 'counter', topic,
     decider: {
@@ -34,13 +31,12 @@ function counterKind(topic: string, effects: { key: string; n: number }[], fault
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as Counter,
     project: async (_tx, applied) => {
-      if (fault?.failing) { fault.attempts++; throw new Error('value "9999999999999999999" is out of range for type bigint'); }
       for (const a of applied) effects.push({ key: a.key, n: a.state.n });
     },
   };
 }
 
-interface RigExtras { fault?: StoreFault; log?: RuntimeOptions['log']; metrics?: RuntimeOptions['metrics'] }
+interface RigExtras { log?: RuntimeOptions['log']; metrics?: RuntimeOptions['metrics'] }
 
 async function rig(bus: Bus, db: { url?: string }, topicPrefix: string, maxLiveActors?: number, checkpoint?: CheckpointPolicy, extras: RigExtras = {}) {
   const orm = await openOrm(db.url ? { databaseUrl: db.url } : { dataDir: 'memory://' });
@@ -48,7 +44,7 @@ async function rig(bus: Bus, db: { url?: string }, topicPrefix: string, maxLiveA
   const store = new SqlRuntimeStore(orm);
   const effects: { key: string; n: number }[] = [];
   const topic = `${topicPrefix}counters`;
-  const kind = counterKind(topic, effects, extras.fault);
+  const kind = counterKind(topic, effects);
   const nodeId = `rt-${randomBytes(3).toString('hex')}`;
   const runtime = new Runtime({ bus, store, nodeId, groupId: `${topicPrefix}g`, kinds: [{ kind, owns: () => true }], partitions: { [topic]: 3 }, log: extras.log ?? pino({ level: 'silent' }), metrics: extras.metrics, maxLiveActors, checkpoint });
   await runtime.start();
@@ -89,39 +85,6 @@ for (const [name, makeBus] of buses) {
     t.deepEqual(after, { n: 15 });
     const snap = await r.store.loadSnapshots('counter', ['k0']);
     t.is((snap.get('k0')?.state as Counter).n, 15);
-  });
-}
-
-for (const [name, makeBus] of buses) {
-  test(`${name}: a batch whose commit keeps failing is retried after growing pauses, not in a spin; it commits once when the store takes it`, async (t) => {
-    const db = await freshDatabase();
-    const bus = makeBus();
-    const fault: StoreFault = { failing: false, attempts: 0 };
-    const pauses: number[] = [];
-    const lines: string[] = [];
-    const quiet = () => undefined;
-    const r = await rig(bus, { url: db.url }, `rb${randomBytes(3).toString('hex')}.`, undefined, undefined, {
-      fault,
-      log: { info: quiet, warn: quiet, error: (_o, m) => { if (m) lines.push(m); } },
-      metrics: { batch: quiet, resync: quiet, retry: (_topic, _partition, ms) => { pauses.push(ms); } },
-    });
-    t.teardown(async () => { await r.close(); await bus.close(); await db.drop(); });
-    t.deepEqual(await r.asker.ask({ topic: r.topic, key: 'k', cmd: { add: 1, seq: 1 } }), { n: 1 });
-    fault.failing = true;
-    const pending = r.asker.ask({ topic: r.topic, key: 'k', cmd: { add: 2, seq: 2 } });
-    await new Promise((res) => setTimeout(res, 1_600));
-    const attempts = fault.attempts;
-    // Pauses of 100, 200, 400, 800 ms: about 5 attempts in 1.6 s (a spin makes hundreds).
-    t.true(attempts >= 2 && attempts <= 6, `${attempts} commit attempts in 1.6 s`);
-    t.deepEqual(pauses.slice(0, 4), [100, 200, 400, 800].slice(0, Math.min(4, pauses.length)));
-    t.true(pauses.length >= 2);
-    t.is(lines.filter((m) => /^commit failed; retrying from the store in \d+ ms$/.test(m)).length, pauses.length, 'one log line per pause');
-    fault.failing = false;
-    t.deepEqual(await pending, { n: 3 }, 'answered once the commit went through');
-    t.deepEqual(r.effects.map((e) => e.n), [1, 3], 'applied once: no effect of the failed attempts stays');
-    const before = pauses.length;
-    t.deepEqual(await r.asker.ask({ topic: r.topic, key: 'k', cmd: { add: 1, seq: 3 } }), { n: 4 });
-    t.is(pauses.length, before, 'a commit that goes through resets the backoff');
   });
 }
 

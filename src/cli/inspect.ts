@@ -56,7 +56,7 @@ export async function inspectActor(ctx: OpsContext, kindName: string, key: strin
     }
     const command = String(cmd?.type ?? '?');
     if (facts.poisoned.has(m.offset)) {
-      replayed.push({ offset: m.offset.toString(), command, answered_from_inbox: false, events: [], error: 'dead-lettered: its decider threw' });
+      replayed.push({ offset: m.offset.toString(), command, answered_from_inbox: false, events: [], error: 'dead-lettered (unparsable, its decider threw or its commit failed)' });
       return;
     }
     const appliedHere = !!env!.id && facts.appliedAt.get(env!.id) === m.offset;

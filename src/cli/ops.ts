@@ -13,6 +13,7 @@ import { reconcile } from './reconcile.ts';
 import { rebuildReadModels, replayPartition } from './replay.ts';
 import { inspectActor } from './inspect.ts';
 import { listJobs } from './jobs.ts';
+import { listDeadLetters, replayDeadLetters } from './dead-letters.ts';
 
 const HELP = `parlay-clob-ops <command> [options]
 
@@ -34,6 +35,15 @@ commands:
       (kinds: parlay, vault, market-book, wallet). Commits nothing.
   jobs
       The persisted cursors of reconcile / rebuild / replay runs.
+  dead-letters [--topic T] [--source PREFIX] [--pending] [--limit N]
+      Dead letters, oldest first (default limit 100, at most 10000): source, topic, partition,
+      offset and key of runtime ones, reason, payload, when, when replayed. --topic T: those of a
+      command topic (the TOPIC_PREFIX is added); --source: those whose source starts with PREFIX
+      (e.g. webhook:); --pending: not replayed yet.
+  replay-dead-letters --id N [--force] | --all [--topic T] [--source PREFIX]
+      Re-sends runtime dead letters (records a partition went past) to their topic with their key,
+      then marks them replayed (the row stays). --all: every one not replayed yet that the filters
+      select; --force: replay one already replayed. Webhook dead letters: use reconcile.
 
 common options: --quiet (no progress), --help`;
 
@@ -45,6 +55,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
       'webhook-secret': { type: 'string' }, page: { type: 'string' }, batch: { type: 'string' }, 'pace-ms': { type: 'string' },
       restart: { type: 'boolean' }, force: { type: 'boolean' }, topic: { type: 'string' }, partition: { type: 'string' },
       kind: { type: 'string' }, key: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      source: { type: 'string' }, pending: { type: 'boolean' }, limit: { type: 'string' }, id: { type: 'string' }, all: { type: 'boolean' },
     },
   });
   const command = positionals[0];
@@ -69,7 +80,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   process.on('SIGINT', onSigint);
   let ctx: OpsContext | null = null;
   try {
-    const needKafka = command !== 'jobs' && !(command === 'reconcile' && values['webhook-url']);
+    const needKafka = command !== 'jobs' && command !== 'dead-letters' && !(command === 'reconcile' && values['webhook-url']);
     ctx = await openContext(env, { needKafka });
     const common = { signal: abort.signal, quiet: values.quiet, force: values.force, restart: values.restart };
     let out: any;
@@ -97,6 +108,12 @@ export async function main(argv: string[], env: Record<string, string | undefine
       }
       case 'jobs':
         out = await listJobs(ctx.db());
+        break;
+      case 'dead-letters':
+        out = await listDeadLetters(ctx, { topic: values.topic, source: values.source, pending: values.pending, limit: int('limit', values.limit) });
+        break;
+      case 'replay-dead-letters':
+        out = await replayDeadLetters(ctx, { ...common, id: values.id, all: values.all, topic: values.topic, source: values.source });
         break;
       default:
         throw new OpsError(`unknown command ${command}\n\n${HELP}`);

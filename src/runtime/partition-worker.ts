@@ -4,12 +4,16 @@
 // batch, and the commit records where recovery must start reading (`replayFrom`) so that actors
 // newer than their snapshots can be rebuilt. Any doubt (fenced, failed commit, gap, a decider
 // that threw) drops the partition's actors and resumes from what the store holds: snapshot + replay.
-// A batch that fails (its commit, or a read of the store) is retried from the store after a pause
-// that doubles with every failure in a row (100 ms to 5 s): a partition that cannot commit waits,
-// it does not spin.
+// A batch that fails for the moment (the store unreachable, a connection lost, a deadlock) is
+// retried from the store after a pause that doubles with every failure in a row (100 ms to 5 s): a
+// partition that cannot commit waits, it does not spin. A batch whose commit fails because of what a
+// record holds (a value beyond its column or type, a NUL byte, a projection that throws: see
+// failures.ts) is retried in halves until the record that fails alone (twice) is found; that record
+// is dead-lettered with the reason, its asker answered with the error, and the partition goes on.
 import { PartitionActors, type StepResult } from './actor-cell.ts';
 import { Backoff } from './backoff.ts';
 import { toJson } from './json.ts';
+import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
 import type { DeadLetterRow, InboxRow, RuntimeStore, SnapshotRow, StoredSnapshot } from './store-port.ts';
 import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, InRecord, OutRecord } from './types.ts';
 
@@ -26,6 +30,8 @@ export interface WorkerDeps {
     /** after a commit that wrote `n` snapshots (metrics: snapshot age) */
     snapshots?(topic: string, partition: number, n: number): void;
     deadLetters?(topic: string, n: number): void;
+    /** A record dead-lettered by the runtime: unparsable (`parse`), its decider threw (`decide`) or its commit failed on its data (`commit`). */
+    poison?(topic: string, partition: number, cause: 'parse' | 'decide' | 'commit'): void;
     /** a batch failed (commit or store read): it is retried from the store after `delayMs` */
     retry?(topic: string, partition: number, delayMs: number): void;
   };
@@ -50,6 +56,9 @@ export const MAX_LIVE_ACTORS = 2_000;
  * or when unsaved actors reach half of the live-actor bound (unsaved actors are never passivated).
  */
 export interface CheckpointPolicy { everyBatches: number; maxAgeMs: number }
+
+/** Failures of one record committed alone before it is dead-lettered (a second chance against a race). */
+export const POISON_CONFIRMATIONS = 2;
 
 export const REPLY_TO = 'reply-to';
 export const CORRELATION = 'corr';
@@ -79,8 +88,13 @@ export class PartitionWorker {
   private replayNext: bigint | null = null;
   /** While rebuilding: the offset each spawned actor's snapshot reflects. */
   private snapshotAt = new Map<string, bigint>();
-  /** A record whose decider threw: dead-lettered (not run) when processing reaches it again. */
-  private poison: { offset: bigint; error: string } | null = null;
+  /** Records found poison (their decider threw, or their commit failed alone): dead-lettered, not run, when processing reaches them again. */
+  private poison = new Map<bigint, string>();
+  /**
+   * Records whose commit failed on their data: `count` records from `start`, of which only the first
+   * `take` are tried next (halves, down to one); `alone`: failures of that one record by itself.
+   */
+  private suspect: { start: bigint; count: number; take: number; alone: number } | null = null;
   /** Batches and idle checkpoints run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
@@ -167,6 +181,8 @@ export class PartitionWorker {
       // Sought once and still past it: the log no longer holds those records (retention). Go on
       // from what exists, fencing on the stored offset as ever, and say so loudly.
       d.log.error({ topic: this.topic, partition: this.partition, from: String(from), to: String(fresh[0].offset) }, 'records gone from the log before they were processed');
+    } else {
+      this.soughtTo = null; // reached: a later reload (a retried batch) may need to seek back here again
     }
     if (this.replayNext !== null) {
       await this.replay(fresh.filter((r) => r.offset < expected));
@@ -175,21 +191,22 @@ export class PartitionWorker {
       if (this.replayNext === null) this.snapshotAt.clear();
       this.armIdleCheckpoint(); // rebuilt actors are saved even if no new record comes
     }
-    const records = fresh.filter((r) => r.offset >= expected);
+    let records = fresh.filter((r) => r.offset >= expected);
     if (!records.length) return { done: true, resumeFrom: this.resumeFrom() };
     if (records[0].offset > expected && this.soughtTo !== expected) {
       d.log.error({ topic: this.topic, partition: this.partition, from: String(expected), to: String(records[0].offset) }, 'records gone from the log before they were processed');
     }
+    // Narrowing down a failing record: only the part of the suspect range being tried goes in.
+    if (this.suspect && records[0].offset !== this.suspect.start) this.suspect = null;
+    const cut = this.suspect !== null && records.length > this.suspect.take;
+    if (cut) records = records.slice(0, this.suspect!.take);
 
     const items = records.map((record) => this.parse(record));
-    const poison = this.poison;
-    if (poison) {
-      for (const it of items) {
-        if (it.record.offset !== poison.offset) continue;
-        it.kind = undefined;
-        it.error = poison.error;
-        this.poison = null;
-      }
+    for (const it of items) {
+      const reason = this.poison.get(it.record.offset);
+      if (reason === undefined) continue;
+      it.kind = undefined;
+      it.error = reason;
     }
     await this.answerFromInbox(items);
     markDuplicates(items);
@@ -208,7 +225,7 @@ export class PartitionWorker {
     const deadLetters: DeadLetterRow[] = [];
     items.forEach((it, i) => {
       const r = results[i];
-      if (it.error) deadLetters.push({ source: `${this.topic}/${this.partition}@${it.record.offset}`, reason: it.error, payload: it.record.value });
+      if (it.error) deadLetters.push({ source: `${this.topic}/${this.partition}@${it.record.offset}`, reason: clip(it.error, REASON_MAX), payload: clip(it.record.value), key: clip(it.record.key) });
       if (!r) return;
       const decision = r.decision!;
       const id = it.envelope!.id;
@@ -237,7 +254,13 @@ export class PartitionWorker {
         snapshots, inbox, deadLetters,
         effects: async (tx) => {
           const counted = { execute: (sql: string, params?: unknown[]) => { effects++; return tx.execute(sql, params); } };
-          for (const [kind, list] of applied) await kind.project(counted, list);
+          for (const [kind, list] of applied) {
+            try {
+              await kind.project(counted, list);
+            } catch (err) {
+              throw new ProjectionError(kind.name, err);
+            }
+          }
         },
       });
     } catch (err) {
@@ -245,12 +268,21 @@ export class PartitionWorker {
     }
     if (!committed) {
       this.reset();
-      // Fenced (another owner moved the partition on): reload at once. Failed: the same batch
-      // (the store may be down, or the batch may not fit it) is retried after a pause.
-      return failed ? this.retryLater(records[0].offset, failed.err, 'commit failed') : { seek: records[0].offset };
+      // Fenced (another owner moved the partition on): reload at once. Failed for the moment (the
+      // store may be down): the same batch is retried after a pause. Failed on its data: narrowed.
+      if (!failed) { this.suspect = null; return { seek: records[0].offset }; }
+      if (classifyCommitFailure(failed.err) === 'transient' || this.poison.has(records[0].offset) && records.length === 1) {
+        return this.retryLater(records[0].offset, failed.err, 'commit failed');
+      }
+      return this.narrow(records, failed.err);
     }
     this.failures.succeed();
     this.expectedNext = next;
+    for (const offset of this.poison.keys()) if (offset < next) this.poison.delete(offset);
+    if (this.suspect) {
+      const left = this.suspect.count - records.length;
+      this.suspect = left > 0 ? { start: next, count: left, take: Math.ceil(left / 2), alone: 0 } : null;
+    }
     this.afterCheckpoint(checkpoint);
     this.actors!.passivate(d.maxLiveActors ?? MAX_LIVE_ACTORS, (key) => this.dirty.has(key));
     d.faults?.afterCommit?.();
@@ -259,7 +291,40 @@ export class PartitionWorker {
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
     if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
     if (deadLetters.length) d.metrics?.deadLetters?.(this.topic, deadLetters.length);
-    return { done: true, resumeFrom: this.resumeFrom() };
+    for (const it of items) {
+      if (!it.error || it.dupOf) continue;
+      const cause = it.error.startsWith('commit failed') ? 'commit' : it.error.startsWith('decider failed') ? 'decide' : 'parse';
+      d.log.error({ topic: this.topic, partition: this.partition, offset: String(it.record.offset), key: clip(it.record.key, 200), reason: it.error, cause }, 'record dead-lettered');
+      d.metrics?.poison?.(this.topic, this.partition, cause);
+    }
+    // Part of the batch was left out (a failing record is being narrowed down): the rest comes again.
+    return cut ? { seek: next } : { done: true, resumeFrom: this.resumeFrom() };
+  }
+
+  /**
+   * The commit of `records` failed on their data. More than one: the first half is tried next
+   * (nothing paused: the database answers). One, a first time: tried alone again after a short
+   * pause (a constraint raced by another writer may pass). One, a second time: it is poison,
+   * dead-lettered when processing reaches it again; what comes after it goes on as usual.
+   */
+  private narrow(records: InRecord[], err: unknown): BatchOutcome {
+    const d = this.deps;
+    const at = records[0];
+    const where = { topic: this.topic, partition: this.partition, offset: String(at.offset) };
+    if (records.length > 1) {
+      this.suspect = { start: at.offset, count: records.length, take: Math.ceil(records.length / 2), alone: 0 };
+      d.log.warn({ ...where, records: records.length, err }, 'commit failed on the records\' data; retrying the batch in halves to find the failing record');
+      return { seek: at.offset };
+    }
+    const alone = (this.suspect?.start === at.offset ? this.suspect.alone : 0) + 1;
+    if (alone < POISON_CONFIRMATIONS) {
+      this.suspect = { start: at.offset, count: 1, take: 1, alone };
+      d.log.warn({ ...where, key: clip(at.key, 200), err }, 'commit of one record failed on its data; trying it alone once more');
+      return { seek: at.offset, retryInMs: d.retryBackoff?.firstMs ?? 100 };
+    }
+    this.suspect = null;
+    this.poison.set(at.offset, reasonOf('commit failed', err));
+    return { seek: at.offset };
   }
 
   /**
@@ -285,7 +350,7 @@ export class PartitionWorker {
     const from = this.oldestUnsaved(this.expectedNext!); // = the stored replayFrom: this batch changed nothing yet
     this.deps.log.error({ err, key: at.key, topic: this.topic, partition: this.partition, offset: String(at.offset) }, 'decider threw; its command will be dead-lettered');
     this.reset();
-    this.poison = { offset: at.offset, error: `decider failed: ${err.message}` };
+    this.poison.set(at.offset, reasonOf('decider failed', err));
     return { seek: from };
   }
 

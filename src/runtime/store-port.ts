@@ -13,10 +13,11 @@ export interface StoredPosition { next: bigint; replayFrom: bigint }
 export interface ReplayFacts {
   /** Per idempotency key found in the inbox: the offset that applied it, when it is of this partition (else null). */
   appliedAt: Map<string, bigint | null>;
-  /** Offsets of this partition whose command was dead-lettered because its decider threw. */
+  /** Offsets of this partition whose record was dead-lettered (never applied: unparsable, its decider threw or its commit failed). */
   poisoned: Set<bigint>;
 }
-export interface DeadLetterRow { source: string; reason: string; payload: string }
+/** `key`: the record's key when it came off a topic (what a replay re-sends it with). */
+export interface DeadLetterRow { source: string; reason: string; payload: string; key?: string }
 
 export interface CommitArgs {
   groupId: string;

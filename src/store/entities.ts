@@ -125,7 +125,11 @@ export const DeadLetter = defineEntity({
     source: p.string().unique(),
     reason: p.text(),
     payload: p.text(),
+    /** The key of the record it came from (runtime dead letters: what a replay re-sends it with). */
+    recordKey: p.text().fieldName('record_key').nullable(),
     createdAt: p.datetime().fieldName('created_at'),
+    /** When an operator re-sent it to its topic (ops replay-dead-letters). */
+    replayedAt: p.datetime().fieldName('replayed_at').nullable(),
   },
 });
 

@@ -4,6 +4,7 @@ import type { CommitArgs, DeadLetterRow, ReplayFacts, RuntimeStore, StoredPositi
 import type { StoreTx } from '../runtime/types.ts';
 import type { Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
+import { clip } from '../runtime/failures.ts';
 import { formatQuery } from './sql-format.ts';
 
 type Em = { execute(sql: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<any> };
@@ -83,7 +84,9 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     if (offsets.length) {
       const sources = offsets.map((o) => `${topic}/${partition}@${o}`);
-      const rows = await this.run("select source from dead_letters where source in (?) and reason like 'decider failed:%'", [sources]);
+      // Any runtime dead letter of a record means it was never applied (unparsable, its decider
+      // threw, its commit failed on its data); replayed by an operator, it came back as a new record.
+      const rows = await this.run('select source from dead_letters where source in (?)', [sources]);
       for (const r of rows) poisoned.add(BigInt(String(r.source).slice(String(r.source).lastIndexOf('@') + 1)));
     }
     return { appliedAt, poisoned };
@@ -98,7 +101,7 @@ export class SqlRuntimeStore implements RuntimeStore {
   }
 
   async deadLetter(row: DeadLetterRow): Promise<void> {
-    await this.run('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [row.source, row.reason, row.payload]);
+    await this.run(INSERT_DEAD_LETTER, [clip(row.source), clip(row.reason), clip(row.payload), row.key === undefined ? null : clip(row.key)]);
   }
 
   /**
@@ -114,7 +117,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     push(
       `with moved as (update consumer_offsets set next_offset = ?, replay_from = ?, owner = ?, updated_at = now()
          where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
-       select 1 / (select count(*)::int from moved) as fenced_unless_one`,
+       select (case when (select count(*) from moved) = 1 then '1' else '${FENCED}' end)::int as fenced_unless_one`,
       [a.next.toString(), a.replayFrom < a.next ? a.replayFrom.toString() : null, a.owner, a.groupId, a.topic, a.partition, a.expectedNext.toString()],
     );
     await a.effects({ execute: async (sql, params) => { push(sql, params ?? []); return []; } });
@@ -135,9 +138,7 @@ export class SqlRuntimeStore implements RuntimeStore {
         [a.topic, a.partition, toJson(a.inbox.map((r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() })))],
       );
     }
-    for (const d of a.deadLetters) {
-      push('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now()) on conflict (source) do nothing', [d.source, d.reason, d.payload]);
-    }
+    for (const d of a.deadLetters) push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
     if (this.multiStatement) {
       const sql = statements.join(';\n');
       return new Promise<boolean>((resolve, reject) => {
@@ -194,9 +195,18 @@ interface PendingCommit { sql: string; resolve(ok: boolean): void; reject(e: unk
 /** A group transaction's SQL stays under this many characters (a big book snapshot goes alone). */
 const GROUP_MAX_CHARS = 4_000_000;
 
-/** The fence of a commit (its first statement) divided by zero: another owner moved the partition on. */
+/**
+ * The fence of a commit (its first statement) failed its cast on this marker: another owner moved
+ * the partition on. (A marker, not a division by zero: a projection's own division by zero is a
+ * poison record, not a fence.)
+ */
+const FENCED = 'fenced: the partition moved on';
+
 function isFenced(e: any): boolean {
-  return e?.code === '22012' || /division by zero/.test(String(e?.message));
+  return String(e?.message).includes(FENCED);
 }
+
+/** A dead letter's text without NUL bytes (PostgreSQL's text refuses them: the dead letter itself would fail). */
+const INSERT_DEAD_LETTER = 'insert into dead_letters (source, reason, payload, record_key, created_at) values (?, ?, ?, ?, now()) on conflict (source) do nothing';
 
 
