@@ -10,6 +10,7 @@ import { Migration20261123300000 } from './Migration20261123300000.ts';
 import { Migration20261123400000 } from './Migration20261123400000.ts';
 import { Migration20261123500000 } from './Migration20261123500000.ts';
 import { Migration20261123600000 } from './Migration20261123600000.ts';
+import { Migration20261124190200 } from './Migration20261124190200.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -23,4 +24,5 @@ export const migrationsList = [
   { name: 'Migration20261123400000', class: Migration20261123400000 },
   { name: 'Migration20261123500000', class: Migration20261123500000 },
   { name: 'Migration20261123600000', class: Migration20261123600000 },
+  { name: 'Migration20261124190200', class: Migration20261124190200 },
 ];
