@@ -93,9 +93,9 @@ function checkCommands(commands: Routed[]) {
 }
 
 /** A u8/u16/u32 field of an event within the values the program emits (IDL docs). */
-function within(v: any, lo: number, hi: number, what: string): number {
+function within(v: any, lo: number, hi: number, what: string, meaning = ''): number {
   const n = num(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`${what} ${v} is not one the program emits (${lo}..${hi})`);
+  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`${what} ${v} is not one the program emits (${lo}..${hi}${meaning ? `: ${meaning}` : ''})`);
   return n;
 }
 
@@ -106,8 +106,8 @@ function legsOf(legs: any[]) {
   if (!Array.isArray(legs) || legs.length < 1 || legs.length > MAX_LEGS) throw new Error(`a parlay has 1..${MAX_LEGS} legs, not ${legs?.length}`);
   return legs.map((l: any, i) => ({
     marketId: str(l.market_id), market: key58(l.market),
-    outcome: within(l.outcome, 0, 1, `leg ${i} outcome (0 YES, 1 NO)`),
-    probability: within(l.probability, 1, 999_999, `leg ${i} probability (fixed point 1e6, 0 < p < 1)`),
+    outcome: within(l.outcome, 0, 1, `leg ${i} outcome`, '0 YES, 1 NO'),
+    probability: within(l.probability, 1, 999_999, `leg ${i} probability`, 'fixed point 1e6, 0 < p < 1'),
   }));
 }
 
@@ -130,7 +130,7 @@ function route(name: string, d: any, base: { eventId: string; pos: Pos; signatur
       return [
         { target: 'parlay', key: str(d.parlay_id), cmd: {
           type: 'LegSettled', ...base, parlayId: str(d.parlay_id), legIndex: num(d.leg_index), marketId: str(d.market_id),
-          legStatus: within(d.leg_status, 1, 3, 'leg_status (1 won, 2 lost, 3 voided)'), parlayStatus: within(d.parlay_status, 0, 5, 'parlay_status (0 active .. 5 refunded)'), legsWon: num(d.legs_won), legsLost: num(d.legs_lost),
+          legStatus: within(d.leg_status, 1, 3, 'leg_status', '1 won, 2 lost, 3 voided'), parlayStatus: within(d.parlay_status, 0, 5, 'parlay_status', '0 active, 1 won, 2 lost, 3 claimed, 4 voided, 5 refunded'), legsWon: num(d.legs_won), legsLost: num(d.legs_lost),
           legsResolved: num(d.legs_resolved), actualPayout: str(d.actual_payout), settledAt: unix(d.settled_at),
         } },
         vault({ totalExposure: str(d.total_exposure) }),
