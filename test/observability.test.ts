@@ -13,6 +13,7 @@ import { createLogger } from '../src/log.ts';
 import { countSettlement } from '../src/metrics.ts';
 import { KafkaBus } from '../src/runtime/kafka-bus.ts';
 import { PARLAY_PROGRAM_ID } from '../src/chain/idl.ts';
+import { sig } from './helpers/events.ts';
 
 let chain: LocalChain;
 let node: ServiceNode;
@@ -45,7 +46,7 @@ test.serial('every request log line carries its request id, also lines written w
   t.regex(genId ?? '', /^[0-9a-f-]{36}$/);
   // An undecodable event line of the program: dead-lettered and logged from the ingest, deep below the route.
   const pid = PARLAY_PROGRAM_ID.toBase58();
-  const bad = [{ slot: 5, blockTime: 1, indexWithinBlock: 0, meta: { err: null, logMessages: [`Program ${pid} invoke [1]`, 'Program data: bm90IGFuIGV2ZW50IGF0IGFsbA==', `Program ${pid} success`] }, transaction: { signatures: ['sigObs1'], message: { accountKeys: [] } } }];
+  const bad = [{ slot: 5, blockTime: 1, indexWithinBlock: 0, meta: { err: null, logMessages: [`Program ${pid} invoke [1]`, 'Program data: bm90IGFuIGV2ZW50IGF0IGFsbA==', `Program ${pid} success`] }, transaction: { signatures: [sig('sigObs1')], message: { accountKeys: [] } } }];
   t.is((await webhook(bad, 'req-deep-1')).status, 200);
   await new Promise((res) => setTimeout(res, 100));
   const reqLine = lines.find((l) => l.msg === 'request' && l.reqId === 'req-given-1');

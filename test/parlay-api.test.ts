@@ -8,7 +8,7 @@ import { testNode, call, token, JWT_SECRET, WEBHOOK_SECRET } from './helpers/nod
 import { freshDatabase } from './helpers/db.ts';
 import { fixture } from './helpers/fixtures.ts';
 import { deliver, UNIT } from './helpers/scenario.ts';
-import { eventLine, rawTx } from './helpers/events.ts';
+import { eventLine, labelOf, rawTx, sig } from './helpers/events.ts';
 import { decodeTransaction } from '../src/parlay/decode.ts';
 import { PARLAY_PROGRAM_ID } from '../src/chain/idl.ts';
 import type { ServiceNode } from '../src/node.ts';
@@ -142,13 +142,13 @@ test('webhook: unset secret 503, mismatch 403, malformed bodies 400, empty array
 
 test('a transaction without events of the program is skipped; an undecodable event line is dead-lettered', async (t) => {
   const pid = PARLAY_PROGRAM_ID.toBase58();
-  const base = { slot: 5000, indexWithinBlock: 0, meta: { err: null }, transaction: { signatures: ['deadletter-sig-1'], message: { accountKeys: [] } } };
-  const noEvents = { ...base, transaction: { signatures: ['noevents-sig'] }, meta: { err: null, logMessages: [`Program ${pid} invoke [1]`, 'Program data: aGVsbG8=', 'Program Other111 invoke [2]', `Program Other111 success`, `Program ${pid} success`].slice(2, 4) } };
+  const base = { slot: 5000, indexWithinBlock: 0, meta: { err: null }, transaction: { signatures: [sig('deadletter-sig-1')], message: { accountKeys: [] } } };
+  const noEvents = { ...base, transaction: { signatures: [sig('noevents-sig')] }, meta: { err: null, logMessages: [`Program ${pid} invoke [1]`, 'Program data: aGVsbG8=', 'Program Other111 invoke [2]', `Program Other111 success`, `Program ${pid} success`].slice(2, 4) } };
   const garbage = { ...base, meta: { err: null, logMessages: [`Program ${pid} invoke [1]`, 'Program data: AAAAAAAAAAAAAAAA', `Program ${pid} success`] } };
   const r = await call(node.url, 'POST', '/api/parlays/webhooks/indexer/', { auth: WEBHOOK_SECRET, body: [noEvents, garbage] });
   t.is(r.status, 200);
   t.deepEqual(r.body, { processed: 1, skipped: 1 });
-  const rows = await (node.orm.em.fork() as any).execute("select reason, payload from dead_letters where source like 'webhook:deadletter-sig-1%'");
+  const rows = await (node.orm.em.fork() as any).execute(`select reason, payload from dead_letters where source like 'webhook:${sig('deadletter-sig-1')}%'`);
   t.is(rows.length, 1);
   t.is(rows[0].payload, 'AAAAAAAAAAAAAAAA');
   const metrics = await call(node.url, 'GET', '/metrics');
@@ -157,12 +157,12 @@ test('a transaction without events of the program is skipped; an undecodable eve
 
 test('a truncated log is flagged: kept as a dead letter and counted, its events applied', async (t) => {
   const tx = structuredClone(fixture('08')[0]);
-  tx.transaction.signatures = ['truncated-sig-1'];
+  tx.transaction.signatures = [sig('truncated-sig-1')];
   tx.meta.logMessages = [...tx.meta.logMessages.slice(0, -2), 'Log truncated']; // cut before the program's consumed/success lines
   const r = await call(node.url, 'POST', '/api/parlays/webhooks/indexer/', { auth: WEBHOOK_SECRET, body: [tx] });
   t.is(r.status, 200);
   t.deepEqual(r.body, { processed: 1, skipped: 0 });
-  const rows = await (node.orm.em.fork() as any).execute("select reason from dead_letters where source = 'webhook:truncated-sig-1:truncated'");
+  const rows = await (node.orm.em.fork() as any).execute(`select reason from dead_letters where source = 'webhook:${sig('truncated-sig-1')}:truncated'`);
   t.deepEqual(rows.map((x: any) => x.reason), ['log truncated']);
   t.regex((await call(node.url, 'GET', '/metrics')).body, /webhook_truncated_logs_total\{[^}]*\} 1/);
 });
@@ -293,10 +293,11 @@ test('program events whose u64 values do not fit a bigint are dead-lettered whol
   const r = await call(n.url, 'POST', '/api/parlays/webhooks/indexer/', { auth: WEBHOOK_SECRET, body: txs });
   t.is(r.status, 200, JSON.stringify(r.body));
   t.deepEqual(r.body, { processed: 4, skipped: 0 });
-  const rows = await (n.orm.em.fork() as any).execute("select source, reason, payload from dead_letters where source like 'webhook:overflow-%' order by source");
-  t.deepEqual(rows.map((x: any) => x.source), ['webhook:overflow-id:0', 'webhook:overflow-stake:0', 'webhook:overflow-time:0', 'webhook:overflow-vault:0']);
+  const rows = (await (n.orm.em.fork() as any).execute("select source, reason, payload from dead_letters where source like 'webhook:%'"))
+    .map((x: any) => ({ ...x, label: labelOf(x.source.split(':')[1]) })).sort((a: any, b: any) => a.label.localeCompare(b.label));
+  t.deepEqual(rows.map((x: any) => `${x.label}:${x.source.split(':')[2]}`), ['overflow-id:0', 'overflow-stake:0', 'overflow-time:0', 'overflow-vault:0']);
   for (const row of rows) {
-    t.is(`Program data: ${row.payload}`, lines[row.source.split(':')[1] as keyof typeof lines], 'the event line kept whole');
+    t.is(`Program data: ${row.payload}`, lines[row.label as keyof typeof lines], 'the event line kept whole');
     t.regex(row.reason, /out of the range the mirror stores/);
   }
   t.regex((await call(n.url, 'GET', '/metrics')).body, /dead_letters_total\{[^}]*reason="undecodable_event"[^}]*\} 4/);

@@ -19,11 +19,15 @@ export function fitsBigint(text: string): boolean {
 
 const amount = z.string().refine(fitsBigint, { error: `must be a decimal integer from 0 to ${BIGINT_MAX}` });
 const pos = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.number().int().nonnegative()]);
-const observed = { eventId: z.string().min(1), pos, signature: z.string().min(1) };
+/** A transaction signature (base58 of 64 bytes: at most 88 characters) and an event's id, `<signature>:<index>`: bounded by the columns that store them. */
+const signature = z.string().min(1).max(88);
+const observed = { eventId: z.string().min(1).max(100), pos, signature };
+/** A public key as base58 (at most 44 characters; the read models' columns hold 255). */
+const pubkey = z.string().min(1).max(64);
 
 export const legInput = z.object({
   marketId: amount,
-  market: z.string().min(1),
+  market: pubkey,
   outcome: z.number().int().min(0).max(1),
   probability: z.number().int().min(0).max(1_000_000),
 });
@@ -31,7 +35,7 @@ export const legInput = z.object({
 export const parlayCommand = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('ParlayCreated'), ...observed,
-    parlayId: amount, user: z.string().min(1), stake: amount, combinedProbability: amount,
+    parlayId: amount, user: pubkey, stake: amount, combinedProbability: amount,
     potentialPayout: amount, legs: z.array(legInput).min(1).max(64), createdAt: z.number().int(),
   }),
   z.object({
@@ -40,12 +44,12 @@ export const parlayCommand = z.discriminatedUnion('type', [
     parlayStatus: z.number().int().min(0).max(5), legsWon: z.number().int().min(0), legsLost: z.number().int().min(0),
     legsResolved: z.number().int().min(0), actualPayout: amount, settledAt: z.number().int(),
   }),
-  z.object({ type: z.literal('ParlayClaimed'), ...observed, parlayId: amount, user: z.string(), amount, claimedAt: z.number().int() }),
+  z.object({ type: z.literal('ParlayClaimed'), ...observed, parlayId: amount, user: pubkey, amount, claimedAt: z.number().int() }),
   z.object({ type: z.literal('ParlayVoided'), ...observed, parlayId: amount, refund: amount, voidedAt: z.number().int() }),
 ]);
 
 export const configFields = z.object({
-  authority: z.string(), collateralMint: z.string(), vault: z.string(), maxLegs: z.number().int(),
+  authority: pubkey, collateralMint: pubkey, vault: pubkey, maxLegs: z.number().int(),
   minStake: amount, maxStake: amount, maxPayoutCap: amount, exposureRatioBps: z.number().int(),
   houseEdgeBps: z.number().int(), paused: z.boolean(),
 });

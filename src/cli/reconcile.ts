@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { Connection, PublicKey } from '@solana/web3.js';
 import { Asker } from '../runtime/asker.ts';
 import { ingestTransactions } from '../parlay/ingest.ts';
+import { EventIdentities } from '../parlay/event-identity.ts';
 import type { RawTransaction } from '../parlay/webhook-schema.ts';
 import { PARLAY_PROGRAM_ID } from '../chain/idl.ts';
 import { createJob, getJob, saveJob, type Job } from './jobs.ts';
@@ -71,7 +72,7 @@ async function inProcessApplier(ctx: OpsContext, programId: string): Promise<App
   const asker = new Asker(bus, `${ctx.cfg.topicPrefix}ops-${hostname()}`, ctx.cfg.askTimeoutMs);
   await bus.ensureTopics([{ topic: ctx.topics.parlay, partitions: ctx.cfg.partitions }]);
   await asker.start();
-  const deps = { asker, store: ctx.store, topic: ctx.topics.parlay, programId, log: ctx.log };
+  const deps = { asker, store: ctx.store, identities: new EventIdentities(ctx.db), topic: ctx.topics.parlay, programId, log: ctx.log };
   return { apply: (txs) => ingestTransactions(deps, txs), close: () => asker.stop() };
 }
 

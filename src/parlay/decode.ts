@@ -1,20 +1,31 @@
 // Turns a webhook transaction into commands for the Parlay and Vault actors. An event's identity
-// is (signature, its position among the transaction's events of the program).
+// is (signature, its position among the transaction's events of the program), and its content the
+// event's bytes (hashed, so that a different payload for the same identity is recognised).
+import { createHash } from 'node:crypto';
 import { coder } from '../chain/idl.ts';
 import { programEventLines } from '../chain/logs.ts';
-import { BIGINT_MAX, fitsBigint, type ParlayCommand, type Pos, type VaultCommand } from '../../topics/parlay-events.ts';
+import { BIGINT_MAX, fitsBigint, parlayCommand, vaultCommand, type ParlayCommand, type Pos, type VaultCommand } from '../../topics/parlay-events.ts';
 import type { RawTransaction } from './webhook-schema.ts';
 
 export type Routed = { target: 'parlay'; key: string; cmd: ParlayCommand } | { target: 'vault'; cmd: VaultCommand };
 
+/** One event of the program: its position, its line's data, the SHA-256 of its bytes (hex) and the commands it makes. */
+export interface DecodedEvent { index: number; data: string; hash: string; name: string; commands: Routed[] }
+
 export interface DecodedTx {
   signature: string;
+  events: DecodedEvent[];
+  /** Every event's commands, in order. */
   commands: Routed[];
-  /** Event lines of the program that did not decode: kept whole as dead letters. */
+  /** Event lines of the program that did not decode, or whose values the program never emits: kept whole as dead letters. */
   undecodable: { index: number; data: string; reason: string }[];
   truncated: boolean;
   eventCount: number;
 }
+
+/** Dead-letter reasons are cut to this many characters (a reason may quote input). */
+export const MAX_REASON_CHARS = 500;
+export const reasonText = (s: string): string => (s.length > MAX_REASON_CHARS ? `${s.slice(0, MAX_REASON_CHARS - 1)}…` : s);
 
 /**
  * A u64 of an event as the decimal text the mirror stores. The read models keep u64 values in
@@ -53,7 +64,7 @@ const key58 = (v: any): string => {
 export function decodeTransaction(tx: RawTransaction, programId: string): DecodedTx {
   const signature = tx.transaction.signatures[0];
   const { events, truncated } = programEventLines(tx.meta.logMessages ?? [], programId);
-  const out: DecodedTx = { signature, commands: [], undecodable: [], truncated, eventCount: events.length };
+  const out: DecodedTx = { signature, events: [], commands: [], undecodable: [], truncated, eventCount: events.length };
   for (const line of events) {
     let ev: { name: string; data: any } | null = null;
     try { ev = coder.events.decode(line.data); } catch (e) { ev = null; }
@@ -61,12 +72,43 @@ export function decodeTransaction(tx: RawTransaction, programId: string): Decode
     const pos: Pos = [tx.slot, tx.indexWithinBlock ?? 0, line.index];
     const base = { eventId: `${signature}:${line.index}`, pos, signature };
     try {
-      out.commands.push(...route(ev.name, ev.data, base));
+      const commands = route(ev.name, ev.data, base);
+      checkCommands(commands);
+      const hash = createHash('sha256').update(Buffer.from(line.data, 'base64')).digest('hex');
+      out.events.push({ index: line.index, data: line.data, hash, name: ev.name, commands });
+      out.commands.push(...commands);
     } catch (e) {
-      out.undecodable.push({ ...line, reason: `event ${ev.name} unusable: ${(e as Error).message}` });
+      out.undecodable.push({ ...line, reason: reasonText(`event ${ev.name} unusable: ${(e as Error).message}`) });
     }
   }
   return out;
+}
+
+/** The last guard: the commands' own schemas (what the runtime would refuse is refused here, with the reason). */
+function checkCommands(commands: Routed[]) {
+  for (const c of commands) {
+    const r = c.target === 'parlay' ? parlayCommand.safeParse(c.cmd) : vaultCommand.safeParse(c.cmd);
+    if (!r.success) throw new Error(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  }
+}
+
+/** A u8/u16/u32 field of an event within the values the program emits (IDL docs). */
+function within(v: any, lo: number, hi: number, what: string, meaning = ''): number {
+  const n = num(v);
+  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`${what} ${v} is not one the program emits (${lo}..${hi}${meaning ? `: ${meaning}` : ''})`);
+  return n;
+}
+
+/** Legs per parlay the mirror takes (max_legs is a u8 of the config; the topic's schema bounds it at 64). */
+const MAX_LEGS = 64;
+
+function legsOf(legs: any[]) {
+  if (!Array.isArray(legs) || legs.length < 1 || legs.length > MAX_LEGS) throw new Error(`a parlay has 1..${MAX_LEGS} legs, not ${legs?.length}`);
+  return legs.map((l: any, i) => ({
+    marketId: str(l.market_id), market: key58(l.market),
+    outcome: within(l.outcome, 0, 1, `leg ${i} outcome`, '0 YES, 1 NO'),
+    probability: within(l.probability, 1, 999_999, `leg ${i} probability`, 'fixed point 1e6, 0 < p < 1'),
+  }));
 }
 
 function route(name: string, d: any, base: { eventId: string; pos: Pos; signature: string }): Routed[] {
@@ -80,7 +122,7 @@ function route(name: string, d: any, base: { eventId: string; pos: Pos; signatur
         { target: 'parlay', key: str(d.parlay_id), cmd: {
           type: 'ParlayCreated', ...base, parlayId: str(d.parlay_id), user: key58(d.user), stake: str(d.stake),
           combinedProbability: str(d.combined_probability), potentialPayout: str(d.potential_payout), createdAt: unix(d.created_at),
-          legs: d.legs.map((l: any) => ({ marketId: str(l.market_id), market: key58(l.market), outcome: num(l.outcome), probability: num(l.probability) })),
+          legs: legsOf(d.legs),
         } },
         vault({ balance: str(d.vault_balance), totalStaked: str(d.total_staked), totalExposure: str(d.total_exposure) }),
       ];
@@ -88,7 +130,7 @@ function route(name: string, d: any, base: { eventId: string; pos: Pos; signatur
       return [
         { target: 'parlay', key: str(d.parlay_id), cmd: {
           type: 'LegSettled', ...base, parlayId: str(d.parlay_id), legIndex: num(d.leg_index), marketId: str(d.market_id),
-          legStatus: num(d.leg_status), parlayStatus: num(d.parlay_status), legsWon: num(d.legs_won), legsLost: num(d.legs_lost),
+          legStatus: within(d.leg_status, 1, 3, 'leg_status', '1 won, 2 lost, 3 voided'), parlayStatus: within(d.parlay_status, 0, 5, 'parlay_status', '0 active, 1 won, 2 lost, 3 claimed, 4 voided, 5 refunded'), legsWon: num(d.legs_won), legsLost: num(d.legs_lost),
           legsResolved: num(d.legs_resolved), actualPayout: str(d.actual_payout), settledAt: unix(d.settled_at),
         } },
         vault({ totalExposure: str(d.total_exposure) }),

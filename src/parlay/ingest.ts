@@ -1,11 +1,14 @@
 // Applies webhook transactions: skip failed ones and those without events of the program, decode
 // the rest and ask each event's actor (parlay id or `vault`) to apply it. A transaction counts as
 // processed once every one of its events is applied (or known); any deferred event makes the whole
-// delivery answer 503 so the provider retries, while what was applied stays applied.
+// delivery answer 503 so the provider retries, while what was applied stays applied. An event
+// whose identity (signature, position) was first seen with other bytes is dead-lettered
+// (`conflicting_event`), never applied as a new fact.
 import type { Asker } from '../runtime/asker.ts';
 import type { RuntimeStore } from '../runtime/store-port.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
-import { decodeTransaction } from './decode.ts';
+import { decodeTransaction, reasonText, type DecodedEvent, type DecodedTx } from './decode.ts';
+import { identityOf, type EventClaim, type EventIdentities } from './event-identity.ts';
 import type { RawTransaction } from './webhook-schema.ts';
 import { posAfter, type VaultValues } from '../../topics/parlay-events.ts';
 
@@ -19,6 +22,8 @@ function latestValues(into: VaultValues, values: VaultValues) {
 export interface IngestDeps {
   asker: Asker;
   store: RuntimeStore;
+  /** Where each event identity's content is kept (src/parlay/event-identity.ts). */
+  identities: EventIdentities;
   topic: string;
   programId: string;
   log: { warn(o: object, m?: string): void };
@@ -27,32 +32,60 @@ export interface IngestDeps {
 
 export interface IngestResult { processed: number; skipped: number; deferred: number }
 
+/** Dead-letter sources fit their column (varchar 255); signatures are bounded at the edge, this is the last guard. */
+const sourceOf = (s: string) => (s.length > 255 ? s.slice(0, 255) : s);
+
+/**
+ * What the truncated-log dead letter keeps of a transaction: the fields the mirror reads (the body
+ * was stripped of anything else), never a walk over what the provider added.
+ */
+const keptOf = (tx: RawTransaction) => JSON.stringify({
+  slot: tx.slot, blockTime: tx.blockTime ?? null, indexWithinBlock: tx.indexWithinBlock ?? null,
+  signatures: tx.transaction.signatures, logMessages: tx.meta.logMessages ?? [],
+});
+
 export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]): Promise<IngestResult> {
   let skipped = 0;
   // No idempotency keys: the Parlay and Vault deciders recognise a repeated event themselves
-  // (a parlay exists, a leg is settled, a position is not newer), so nothing needs remembering.
-  const work: { txIndex: number; spec: { topic: string; key: string; cmd: unknown } }[] = [];
-  const counted = new Set<number>();
-  const vaultValues: VaultValues = {};
+  // (a parlay exists, a leg is settled, a position is not newer), so nothing needs remembering but
+  // each event identity's content, which keeps a different payload from passing as a new event.
+  const decoded: { txIndex: number; d: DecodedTx }[] = [];
   for (const [i, tx] of txs.entries()) {
     if (tx.meta.err !== null && tx.meta.err !== undefined) { skipped++; continue; }
     const d = decodeTransaction(tx, deps.programId);
     if (d.eventCount === 0) { skipped++; continue; }
-    counted.add(i);
+    decoded.push({ txIndex: i, d });
     if (d.truncated) {
       deps.metrics?.truncated();
       deps.log.warn({ signature: d.signature }, 'log truncated: events past the cut are missing; reconcile from the chain');
-      await deps.store.deadLetter({ source: `webhook:${d.signature}:truncated`, reason: 'log truncated', payload: JSON.stringify(tx) });
+      await deps.store.deadLetter({ source: sourceOf(`webhook:${d.signature}:truncated`), reason: 'log truncated', payload: keptOf(tx) });
     }
     for (const u of d.undecodable) {
       deps.metrics?.deadLetter('undecodable_event');
       deps.log.warn({ signature: d.signature, index: u.index, reason: u.reason }, 'undecodable program event dead-lettered');
-      await deps.store.deadLetter({ source: `webhook:${d.signature}:${u.index}`, reason: u.reason, payload: u.data });
+      await deps.store.deadLetter({ source: sourceOf(`webhook:${d.signature}:${u.index}`), reason: reasonText(u.reason), payload: u.data });
     }
-    for (const c of d.commands) {
-      if (c.target === 'vault' && c.cmd.type === 'VaultObserved') { latestValues(vaultValues, c.cmd.values); continue; }
-      const key = c.target === 'vault' ? VAULT_KEY : c.key;
-      work.push({ txIndex: i, spec: { topic: deps.topic, key, cmd: c.cmd } });
+  }
+  const claims: (EventClaim & { txIndex: number; event: DecodedEvent })[] = decoded.flatMap(({ txIndex, d }) =>
+    d.events.map((event) => ({ signature: d.signature, index: event.index, hash: event.hash, txIndex, event })));
+  const conflicts = await deps.identities.claim(claims);
+  const work: { txIndex: number; spec: { topic: string; key: string; cmd: unknown } }[] = [];
+  const vaultValues: VaultValues = {};
+  for (const c of claims) {
+    if (conflicts.has(c)) {
+      deps.metrics?.deadLetter('conflicting_event');
+      deps.log.warn({ signature: c.signature, index: c.index, event: c.event.name }, 'event conflicting with the one first seen at its identity dead-lettered');
+      await deps.store.deadLetter({
+        source: sourceOf(`webhook:${identityOf(c)}:conflict:${c.hash.slice(0, 16)}`),
+        reason: reasonText(`conflicting_event: ${c.event.name} at ${identityOf(c)} differs from the event first seen with this signature and position; the first one stays`),
+        payload: c.event.data,
+      });
+      continue;
+    }
+    for (const r of c.event.commands) {
+      if (r.target === 'vault' && r.cmd.type === 'VaultObserved') { latestValues(vaultValues, r.cmd.values); continue; }
+      const key = r.target === 'vault' ? VAULT_KEY : r.key;
+      work.push({ txIndex: c.txIndex, spec: { topic: deps.topic, key, cmd: r.cmd } });
     }
   }
   // Vault values are last-writer-wins by position: one command carries the newest of each.
@@ -61,5 +94,5 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
   const deferredTx = new Set<number>();
   replies.forEach((r, j) => { if (r?.result === 'deferred') deferredTx.add(work[j].txIndex); });
   if (deferredTx.size) deps.metrics?.deferred();
-  return { processed: counted.size - deferredTx.size, skipped, deferred: deferredTx.size };
+  return { processed: decoded.length - deferredTx.size, skipped, deferred: deferredTx.size };
 }

@@ -10,7 +10,8 @@ import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest
 import * as q from './queries.ts';
 import type { Reader } from '../store/reader.ts';
 import type { ParlayReadCache } from './read-cache.ts';
-import { webhookBody, type RawTransaction } from './webhook-schema.ts';
+import { rawTransaction, webhookBatch, type RawTransaction } from './webhook-schema.ts';
+import { EventIdentities } from './event-identity.ts';
 import { ChainError, MissingAuthority, type ChainGateway } from '../chain/gateway.ts';
 
 const PARLAY_NOT_ACTIVE = 6009;
@@ -35,8 +36,11 @@ export interface ParlayServiceDeps {
 
 export class ParlayService {
   private wallets = new Map<string, string | null>();
+  private identities: EventIdentities;
 
-  constructor(private d: ParlayServiceDeps) {}
+  constructor(private d: ParlayServiceDeps) {
+    this.identities = new EventIdentities(d.db);
+  }
 
   /** The chain gateway, when it comes up after the front door (the development local chain). */
   setChain(chain: ChainGateway): void {
@@ -44,7 +48,7 @@ export class ParlayService {
   }
 
   private ingestDeps(): IngestDeps {
-    return { asker: this.d.asker, store: this.d.store, topic: this.d.topic, programId: this.d.programId, log: this.d.log, metrics: this.d.metrics };
+    return { asker: this.d.asker, store: this.d.store, identities: this.identities, topic: this.d.topic, programId: this.d.programId, log: this.d.log, metrics: this.d.metrics };
   }
 
   async ingest(txs: RawTransaction[]): Promise<IngestResult> {
@@ -65,8 +69,14 @@ export class ParlayService {
    * body, 503 `deferred` when an event waits for a parlay not created yet (the sender retries).
    */
   async deliver(body: unknown): Promise<{ processed: number; skipped: number }> {
-    const parsed = webhookBody.safeParse(body);
-    if (!parsed.success) throw new HttpError(400, 'malformed_body', `malformed webhook body: ${zodMessage(parsed.error)}`);
+    // Bounded before any work (webhook-schema.ts): a signature that is not one, too many or too long
+    // log lines, a NUL in a line are a 400, never a row the database refuses or a partition stalled.
+    const parsed = (Array.isArray(body) ? webhookBatch : rawTransaction).safeParse(body);
+    if (!parsed.success) {
+      const issues = parsed.error.issues;
+      const shown = zodMessage({ issues: issues.slice(0, 3) } as typeof parsed.error);
+      throw new HttpError(400, 'malformed_body', `malformed webhook body: ${shown}${issues.length > 3 ? `; and ${issues.length - 3} more` : ''}`);
+    }
     const res = await this.ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data]);
     if (res.deferred > 0) {
       throw new HttpError(503, 'deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, { processed: res.processed, skipped: res.skipped });

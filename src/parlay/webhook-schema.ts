@@ -1,20 +1,55 @@
-// The raw-transaction webhook body: one transaction or an array of them.
+// The raw-transaction webhook body: one transaction or an array of them, bounded before any work.
+// Only the fields the mirror reads are kept: unknown fields are stripped (never passed through,
+// never serialized again), so nothing in the webhook path walks what the provider adds.
+import bs58 from 'bs58';
 import { z } from 'zod';
 
-export const rawTransaction = z.object({
-  slot: z.number().int().nonnegative(),
-  blockTime: z.number().int().nullable().optional(),
-  indexWithinBlock: z.number().int().nonnegative().optional(),
-  meta: z.object({
-    err: z.unknown().optional(),
-    logMessages: z.array(z.string()).nullable().optional(),
-  }).passthrough(),
-  transaction: z.object({
-    signatures: z.array(z.string().min(1)).min(1),
-    message: z.object({ accountKeys: z.array(z.unknown()).optional() }).passthrough().optional(),
-  }).passthrough(),
-}).passthrough();
+/** Transactions per delivery. */
+export const MAX_TRANSACTIONS = 10_000;
+/** Log lines per transaction (Solana keeps 10 KB of logs per transaction by default, then writes `Log truncated`). */
+export const MAX_LOG_LINES = 10_000;
+/** Characters per log line (the largest event of the program is about 4 KB of base64). */
+export const MAX_LOG_LINE_CHARS = 16_384;
+/** Signatures per transaction (a transaction of 1,232 bytes holds at most 19). */
+export const MAX_SIGNATURES = 32;
+/** A signature is the base58 text of 64 bytes: at most 88 characters. */
+export const MAX_SIGNATURE_CHARS = 88;
 
-export const webhookBody = z.union([rawTransaction, z.array(rawTransaction).max(10_000)]);
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+
+/** The base58 text of 64 bytes (checked by length and alphabet before it is decoded). */
+export function isSignature(s: string): boolean {
+  if (s.length < 64 || s.length > MAX_SIGNATURE_CHARS || !BASE58.test(s)) return false;
+  return bs58.decode(s).length === 64;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** No NUL (PostgreSQL text cannot hold it) and no lone UTF-16 surrogate (no UTF-8 text holds it). */
+const clean = (s: string) => !s.includes('\u0000') && !LONE_SURROGATE.test(s);
+
+const signature = z.string().max(MAX_SIGNATURE_CHARS, { error: `a signature has at most ${MAX_SIGNATURE_CHARS} characters` })
+  .refine(isSignature, { error: 'a signature is the base58 text of 64 bytes' });
+
+const logLine = z.string().max(MAX_LOG_LINE_CHARS, { error: `a log line has at most ${MAX_LOG_LINE_CHARS} characters` })
+  .refine(clean, { error: 'a log line holds no NUL character and no lone surrogate' });
+
+const slotNumber = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+export const rawTransaction = z.object({
+  slot: slotNumber,
+  blockTime: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+  indexWithinBlock: slotNumber.optional(),
+  meta: z.object({
+    // Only compared with null: a failed transaction is skipped, its error never read.
+    err: z.unknown().optional(),
+    logMessages: z.array(logLine).max(MAX_LOG_LINES, { error: `a transaction has at most ${MAX_LOG_LINES} log lines` }).nullable().optional(),
+  }),
+  transaction: z.object({
+    signatures: z.array(signature).min(1).max(MAX_SIGNATURES),
+  }),
+});
+
+export const webhookBatch = z.array(rawTransaction).max(MAX_TRANSACTIONS, { error: `a delivery has at most ${MAX_TRANSACTIONS} transactions` });
+export const webhookBody = z.union([rawTransaction, webhookBatch]);
 
 export type RawTransaction = z.infer<typeof rawTransaction>;

@@ -133,6 +133,22 @@ export const DeadLetter = defineEntity({
   },
 });
 
+/**
+ * The content of each program event the mirror took, by its identity (the transaction's signature
+ * and the event's position among the transaction's events of the program): the SHA-256 of the
+ * event's bytes. A second, different payload for the same identity is a dead letter, not a new fact.
+ */
+export const ParlayEventIdentity = defineEntity({
+  name: 'ParlayEventIdentity',
+  tableName: 'parlay_event_identities',
+  properties: {
+    signature: p.string().length(88).primary(),
+    eventIndex: p.integer().fieldName('event_index').primary(),
+    contentHash: p.string().fieldName('content_hash').length(64),
+    createdAt: p.datetime().fieldName('created_at'),
+  },
+});
+
 /** The next offset to consume per (group, topic, partition): committed with the effects it produced. */
 export const ConsumerOffset = defineEntity({
   name: 'ConsumerOffset',
@@ -456,4 +472,4 @@ export const OpsJobItem = defineEntity({
   },
 });
 
-export const entities = [LedgerMessage, OpenOrder, Trade, TradeParty, Outbox, Parlay, ParlayLeg, Vault, ProgramConfig, AppUser, CommandInbox, DeadLetter, ConsumerOffset, ActorSnapshot, Market, AuthSignIn, ParlayTemplate, ParlayTemplateLeg, ParlaySuggestions, Settlement, SettlementAttempt, ClobHeartbeat, OpsJob, OpsJobItem];
+export const entities = [LedgerMessage, OpenOrder, Trade, TradeParty, Outbox, Parlay, ParlayLeg, Vault, ProgramConfig, AppUser, CommandInbox, DeadLetter, ParlayEventIdentity, ConsumerOffset, ActorSnapshot, Market, AuthSignIn, ParlayTemplate, ParlayTemplateLeg, ParlaySuggestions, Settlement, SettlementAttempt, ClobHeartbeat, OpsJob, OpsJobItem];

@@ -9,7 +9,7 @@ import { Keypair } from '@solana/web3.js';
 import pg from 'pg';
 import { freshDatabase } from '../helpers/db.ts';
 import { startProcessNode, type ProcessNode } from '../helpers/process-node.ts';
-import { parlayLife } from '../helpers/events.ts';
+import { labelOf, parlayLife } from '../helpers/events.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../helpers/node.ts';
 import { startLocalChain } from '../../src/chain/local/index.ts';
 import { approve, OutcomeTokens } from '../helpers/chain-market.ts';
@@ -326,7 +326,7 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
   const [{ n: legs }] = await q('select count(*)::int as n from parlay_legs');
   checks.push({ name: 'legs exactly once', ok: legs === o.parlays * 3, detail: `${legs}` });
   const [{ n: settled }] = await q("select count(*)::int as n from parlay_legs where status <> 'pending'");
-  const expectSettled = lives.reduce((a, l) => a + l.filter((tx: any) => tx.transaction.signatures[0].startsWith('s-')).length, 0);
+  const expectSettled = lives.reduce((a, l) => a + l.filter((tx: any) => labelOf(tx.transaction.signatures[0])?.startsWith('s-')).length, 0);
   checks.push({ name: 'every settled leg reflected once', ok: settled === expectSettled, detail: `${settled}/${expectSettled}` });
 
   if (nOrders) {

@@ -11,6 +11,7 @@ import { Migration20261123400000 } from './Migration20261123400000.ts';
 import { Migration20261123500000 } from './Migration20261123500000.ts';
 import { Migration20261123600000 } from './Migration20261123600000.ts';
 import { Migration20261124100000 } from './Migration20261124100000.ts';
+import { Migration20261124190200 } from './Migration20261124190200.ts';
 import { Migration20261125190000 } from './Migration20261125190000.ts';
 
 export const migrationsList = [
@@ -26,5 +27,6 @@ export const migrationsList = [
   { name: 'Migration20261123500000', class: Migration20261123500000 },
   { name: 'Migration20261123600000', class: Migration20261123600000 },
   { name: 'Migration20261124100000', class: Migration20261124100000 },
+  { name: 'Migration20261124190200', class: Migration20261124190200 },
   { name: 'Migration20261125190000', class: Migration20261125190000 },
 ];

@@ -1,0 +1,48 @@
+// Event identity: one (signature, position among the transaction's events of the program) is one
+// event. The first content seen for an identity (the SHA-256 of the event's bytes) is kept in
+// `parlay_event_identities`; a later event with the same identity and other bytes conflicts and is
+// not applied. An identical re-send claims nothing new and goes on to the actors, which answer it
+// as a duplicate.
+type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+
+export interface EventClaim { signature: string; index: number; hash: string }
+
+export const identityOf = (c: { signature: string; index: number }) => `${c.signature}:${c.index}`;
+
+export class EventIdentities {
+  constructor(private db: () => Db) {}
+
+  /**
+   * Claims each identity for its content; returns the claims that conflict with the content kept
+   * for their identity (by another delivery, or earlier in this list). Race-free: the claim is an
+   * insert on the primary key, and what it did not insert is read back by a later statement, which
+   * sees the concurrent claim that won.
+   */
+  async claim(claims: EventClaim[]): Promise<Set<EventClaim>> {
+    const conflicts = new Set<EventClaim>();
+    // The first of each identity in the list is the one claimed; what it keeps decides for every copy.
+    const first = new Map<string, EventClaim>();
+    for (const c of claims) if (!first.has(identityOf(c))) first.set(identityOf(c), c);
+    if (!first.size) return conflicts;
+    const kept = new Map<string, string>();
+    const inserted = await this.db().execute(
+      `insert into parlay_event_identities (signature, event_index, content_hash, created_at)
+       select t.s, t.i, t.h, now() from jsonb_to_recordset(?::jsonb) as t(s text, i int, h text)
+       on conflict (signature, event_index) do nothing
+       returning signature, event_index, content_hash`,
+      [JSON.stringify([...first.values()].map((c) => ({ s: c.signature, i: c.index, h: c.hash })))],
+    );
+    for (const r of inserted) kept.set(`${r.signature}:${r.event_index}`, r.content_hash);
+    const existing = [...first.values()].filter((c) => !kept.has(identityOf(c)));
+    if (existing.length) {
+      const rows = await this.db().execute(
+        `select p.signature, p.event_index, p.content_hash from parlay_event_identities p
+         join jsonb_to_recordset(?::jsonb) as t(s text, i int) on p.signature = t.s and p.event_index = t.i`,
+        [JSON.stringify(existing.map((c) => ({ s: c.signature, i: c.index })))],
+      );
+      for (const r of rows) kept.set(`${r.signature}:${r.event_index}`, r.content_hash);
+    }
+    for (const c of claims) if (kept.get(identityOf(c)) !== c.hash) conflicts.add(c);
+    return conflicts;
+  }
+}
