@@ -41,7 +41,10 @@ while (Date.now() < until) {
     if (Date.now() >= until) break;
     current = name;
     const r = await fc.check(props[name] as fc.IAsyncPropertyWithHooks<any>, { numRuns: perRound, seed: seed++, examples: round === 0 ? (known[name] ?? []) as any : [], endOnFailure: true });
-    if (r.failed) row(name).failures.push(`seed ${r.seed}: ${String((r.errorInstance as Error)?.message ?? r.errorInstance).slice(0, 160)}`);
+    if (r.failed) {
+      const e = r.errorInstance as Error & { cause?: any };
+      row(name).failures.push(`seed ${r.seed}: ${String(e?.message ?? e).slice(0, 160)}${e?.cause ? ` (${e.cause.code ?? e.cause.message})` : ''}; input ${JSON.stringify(r.counterexample)?.slice(0, 300)}`);
+    }
   }
   round++;
 }

@@ -21,7 +21,8 @@ type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
 const orderIdSchema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'an order id is 0x + 64 hex digits').transform((s) => s.toLowerCase());
 const conditionId = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits').transform((s) => s.toLowerCase());
-const unixSeconds = z.coerce.number().int().nonnegative();
+/** Unix seconds PostgreSQL can hold as a timestamp (up to the end of year 9999): beyond it a 400, not a database error. */
+const unixSeconds = z.coerce.number().int().nonnegative().max(253_402_300_799);
 /** An id, address or key as a client may send it: 1–128 printable ASCII characters (no space, no control character). */
 const idText = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'must be 1 to 128 printable ASCII characters');
 
