@@ -4,7 +4,7 @@
 // delivery answer 503 so the provider retries, while what was applied stays applied. An event
 // whose identity (signature, position) was first seen with other bytes is dead-lettered
 // (`conflicting_event`), never applied as a new fact.
-import type { Asker } from '../runtime/asker.ts';
+import { AskFailed, type Asker } from '../runtime/asker.ts';
 import type { RuntimeStore } from '../runtime/store-port.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import { decodeTransaction, reasonText, type DecodedEvent, type DecodedTx } from './decode.ts';
@@ -90,9 +90,22 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
   }
   // Vault values are last-writer-wins by position: one command carries the newest of each.
   if (Object.keys(vaultValues).length) work.push({ txIndex: -1, spec: { topic: deps.topic, key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
-  const replies = work.length ? await deps.asker.askMany<{ result: string }>(work.map((w) => w.spec)) : [];
+  const outcomes = work.length ? await deps.asker.askManySettled<{ result: string }>(work.map((w) => w.spec)) : [];
   const deferredTx = new Set<number>();
-  replies.forEach((r, j) => { if (r?.result === 'deferred') deferredTx.add(work[j].txIndex); });
+  let timedOut: unknown = null;
+  outcomes.forEach((o, j) => {
+    if (o.status === 'fulfilled') { if (o.value?.result === 'deferred') deferredTx.add(work[j].txIndex); return; }
+    // The runtime dead-lettered the event's command (a value the store refuses): it is kept with its
+    // reason, like an undecodable line, and the delivery is answered; asking again would only
+    // dead-letter it again. Any other failure (an owner that did not answer) is the delivery's.
+    if (o.reason instanceof AskFailed) {
+      deps.metrics?.deadLetter('event_refused');
+      deps.log.warn({ key: work[j].spec.key, reason: o.reason.message }, 'an event was dead-lettered by the runtime; the delivery goes on');
+      return;
+    }
+    timedOut ??= o.reason;
+  });
+  if (timedOut) throw timedOut;
   if (deferredTx.size) deps.metrics?.deferred();
   return { processed: decoded.length - deferredTx.size, skipped, deferred: deferredTx.size };
 }

@@ -80,6 +80,19 @@ export class Asker {
 
   /** Sends every command in one produce call per topic and waits for all answers. */
   async askMany<R = unknown>(specs: AskSpec[], timeoutMs = this.defaultTimeoutMs): Promise<R[]> {
+    return Promise.all(await this.sendMany<R>(specs, timeoutMs));
+  }
+
+  /**
+   * As askMany, but each command's outcome on its own: a command the runtime dead-lettered
+   * (AskFailed) or that timed out does not hide the answers of the others.
+   */
+  async askManySettled<R = unknown>(specs: AskSpec[], timeoutMs = this.defaultTimeoutMs): Promise<PromiseSettledResult<R>[]> {
+    return Promise.allSettled(await this.sendMany<R>(specs, timeoutMs));
+  }
+
+  /** Sends the commands (one produce call per topic); resolves to one pending answer per command. */
+  private async sendMany<R>(specs: AskSpec[], timeoutMs: number): Promise<Promise<R>[]> {
     const now = Date.now();
     const started = process.hrtime.bigint();
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
@@ -114,7 +127,7 @@ export class Asker {
       answers.forEach((a) => a.catch(() => undefined));
       throw e;
     }
-    return Promise.all(answers);
+    return answers;
   }
 
   /** Sends commands without waiting for answers (fire and forget, still ordered per key). */
