@@ -116,6 +116,12 @@ export class OpenApiRegistry {
       for (const status of [...(DEFAULT_ERRORS[op.security!] ?? []), ...(op.params || op.query || op.body ? [400] : [])]) {
         all[status] ??= { description: 'error', schema: errorBody };
       }
+      // The edge's bounds (README, "Hostile input at the edge"): a body past its route's limit, and
+      // the order book's rate limits (with Retry-After).
+      // A route whose rejections have a shape of their own (POST /v1/order) answers these in it too.
+      const shape = op.responses[400]?.schema ?? errorBody;
+      if (op.body) all[413] ??= { description: 'the body is larger than the route allows', schema: shape };
+      if (op.path.startsWith('/v1/')) all[429] ??= { description: 'rate limited: retry after the Retry-After header\'s seconds', schema: shape };
       for (const [status, res] of Object.entries(all)) {
         responses[status] = {
           description: res.description,
