@@ -10,6 +10,7 @@ import { call } from './helpers/node.ts';
 import { order } from './helpers/clob.ts';
 import { clobWorld, type ClobWorld } from './helpers/clob-world.ts';
 import { TOPICS } from '../topics/names.ts';
+import { openapi } from '../src/http/openapi.ts';
 
 type Level = { price: string; size: string };
 type View = { bids: Level[]; asks: Level[] };
@@ -22,8 +23,14 @@ const ONE = 1_000_000n;
 const micro = (s: string) => { const neg = s.startsWith('-'); const [i, f = ''] = s.replace('-', '').split('.'); const n = BigInt(i) * ONE + BigInt(f.padEnd(6, '0')); return neg ? -n : n; };
 const text = (v: bigint) => { const neg = v < 0n; const a = neg ? -v : v; const f = (a % ONE).toString().padStart(6, '0').replace(/0+$/, ''); return `${neg ? '-' : ''}${a / ONE}${f ? `.${f}` : ''}`; };
 
-const get = (x: ClobWorld, path: string) => call(x.node.url, 'GET', path);
-const post = (x: ClobWorld, path: string, body: unknown) => call(x.node.url, 'POST', path, { body });
+// Every answer of these routes is checked against its documented schema (/openapi.json).
+const problems: string[] = [];
+const documented = async (method: 'get' | 'post', path: string, r: Awaited<ReturnType<typeof call>>) => {
+  problems.push(...openapi.checkResponse(method, path.split('?')[0], r.status, r.body));
+  return r;
+};
+const get = async (x: ClobWorld, path: string) => documented('get', path, await call(x.node.url, 'GET', path));
+const post = async (x: ClobWorld, path: string, body: unknown) => documented('post', path, await call(x.node.url, 'POST', path, { body }));
 const place = async (x: ClobWorld, who: 'alice' | 'bob', tok: string, side: 'BUY' | 'SELL', price: string, size: string, type = 'GTC') => {
   const r = await call(x.node.url, 'POST', '/v1/order', { token: who === 'alice' ? x.A : x.B, body: { order: order(x[who], tok, side, price, size, { feeRateBps: 100 }), orderType: type } });
   return r;
@@ -253,4 +260,8 @@ test.serial('mint/merge off: each token shows its own orders only, equal to the 
   t.deepEqual(s4.no.asks, []);
   t.is(s4.yes.hash, s3.yes.hash, 'the YES view did not change');
   t.true(s4.no.seq > s3.no.seq, 'but the market seq did');
+});
+
+test.serial('every answer above matched its documented schema (/openapi.json)', (t) => {
+  t.deepEqual(problems, [], problems.join('\n'));
 });

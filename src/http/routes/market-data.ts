@@ -46,7 +46,7 @@ export const marketDataResponse = {
     seq: z.number().int().meta({ description: "the market's book sequence: grows with every change of its resting book" }),
   }).meta({ id: 'OrderBookSummary' }),
   price: z.strictObject({ price: decimal.nullable() }),
-  prices: z.record(z.string(), z.record(side, decimal.nullable())),
+  prices: z.record(z.string(), z.partialRecord(side, decimal.nullable())),
   mid: z.strictObject({ mid: decimal.nullable() }),
   spread: z.strictObject({ spread: decimal.nullable() }),
   byToken: z.record(z.string(), decimal.nullable()),
