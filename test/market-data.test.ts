@@ -6,6 +6,7 @@
 // input is a 400, an unknown token a 404.
 import test from 'ava';
 import { Keypair } from '@solana/web3.js';
+import fc from 'fast-check';
 import { call } from './helpers/node.ts';
 import { order } from './helpers/clob.ts';
 import { clobWorld, type ClobWorld } from './helpers/clob-world.ts';
@@ -230,6 +231,29 @@ test.serial('bad input is a 400 with { error, message }; an unknown token a 404'
   }
   t.is((await call(w.node.url, 'POST', '/v1/books', { raw: '[{"token_id":"\\u0000"}]' })).body.error, 'malformed_body');
   t.is((await call(w.node.url, 'POST', '/v1/books', { raw: '[' })).status, 400);
+});
+
+test.serial('hostile parameters and bodies (fast-check): always a 200, 400 or 404 in its shape, never a 5xx', async (t) => {
+  const Y = w.market.yes_token_id;
+  const word = fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom(Y, w.market.no_token_id, 'BUY', 'SELL', '1d', 'max', '-1', '1e9', '99999999999999', 'NaN', '__proto__', Y.toLowerCase(), `${Y}x`));
+  const gets = fc.record({
+    route: fc.constantFrom('book', 'price', 'midpoint', 'spread', 'tick-size', 'prices-history'),
+    params: fc.dictionary(fc.constantFrom('token_id', 'side', 'market', 'interval', 'fidelity', 'startTs', 'endTs', 'x'), word, { maxKeys: 5 }),
+  });
+  await fc.assert(fc.asyncProperty(gets, async ({ route, params }) => {
+    const r = await get(w, `/v1/${route}?${new URLSearchParams(params)}`);
+    t.true([200, 400, 404].includes(r.status), `${route} ${JSON.stringify(params)}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status !== 200) t.true(typeof r.body.error === 'string' && typeof r.body.message === 'string');
+  }), { numRuns: 150 });
+  const bodies = fc.record({
+    route: fc.constantFrom('books', 'prices', 'midpoints', 'spreads'),
+    body: fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.array(fc.record({ token_id: word, side: word }, { requiredKeys: [] }), { maxLength: 120 })),
+  });
+  await fc.assert(fc.asyncProperty(bodies, async ({ route, body }) => {
+    const r = await post(w, `/v1/${route}`, body);
+    t.true([200, 400, 404].includes(r.status), `${route} ${JSON.stringify(body).slice(0, 200)}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status !== 200) t.true(typeof r.body.error === 'string' && typeof r.body.message === 'string');
+  }), { numRuns: 150 });
 });
 
 test.serial('mint/merge off: each token shows its own orders only, equal to the actor', async (t) => {
