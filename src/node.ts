@@ -47,6 +47,8 @@ import { TemplateService } from './templates/service.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { HeartbeatClock } from './clob/heartbeats.ts';
 import { heartbeatRoutes } from './http/routes/heartbeats.ts';
+import { MarketData } from './clob/market-data.ts';
+import { marketDataRoutes } from './http/routes/market-data.ts';
 
 export interface NodeOptions {
   log?: Logger;
@@ -203,6 +205,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
     marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, edge, onChange: async (id) => { await clob.configure(id); await templates.marketChanged(id); } }),
     clobAuthRoutes({ tokens, db, config: () => clobConfig, edge }),
     clobRoutes({ svc: clob, tokens, db, catalog, internalToken: cfg.clobInternalToken, bookTopic, asker, edge }),
+    marketDataRoutes({ data: new MarketData({ asker, db, bookTopic, mintMerge: cfg.mintMergeMatching }), edge }),
     marketMakerRoutes({
       tokens, enabled: !cfg.mintMergeMatching, edge,
       mintMerge: new MintMerge({ asker, walletTopic, catalog, chain: () => parlays.chain(), connection: chainConnection, delegate: settlementKey, collateralMint, cuPrice: BigInt(cfg.settlementCuPrice) }),

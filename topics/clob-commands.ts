@@ -34,6 +34,8 @@ export const bookCommand = z.discriminatedUnion('type', [
   // Reads through the actor (book-only routes): no events.
   z.object({ type: z.literal('ReadOrders'), owner: z.string().min(1), assetId: z.string().optional(), orderId: z.string().optional() }),
   z.object({ type: z.literal('ReadQuote'), mintMerge: z.boolean().optional() }),
+  // The public book (/v1/book): aggregated levels of both outcome views, the book's seq, the last trade.
+  z.object({ type: z.literal('ReadBook'), mintMerge: z.boolean() }),
 ]);
 
 export type BookCommandWire = z.infer<typeof bookCommand>;

@@ -1,18 +1,26 @@
 // The order book's actor kinds as the runtime hosts them: one MarketBook per market on
 // `clob.commands`, one Wallet per wallet on `wallet.commands`.
-import { marketBookDecider, toSnapshot, fromSnapshot, ordersOf, getOrder, bestBidAsk, lastTrade } from '../../actors/market-book/index.ts';
+import { marketBookDecider, toSnapshot, fromSnapshot, ordersOf, getOrder, bestBidAsk, lastTrade, depthOf, changesBook, type Depth } from '../../actors/market-book/index.ts';
 import { walletDecider, type WalletState } from '../../actors/wallet/decider.ts';
 import { bookCommand, type BookCommandWire } from '../../topics/clob-commands.ts';
 import { walletCommand } from '../../topics/wallet-commands.ts';
 import { ledgerProjection } from '../store/projections/ledger.ts';
 import type { ActorKind, Decider } from '../runtime/types.ts';
 
-type BookState = ReturnType<typeof marketBookDecider.initial>;
+/** The book's state plus `bookSeq`: how many events changed its resting book (changesBook), kept in
+ *  its snapshot, so that it only grows; the public book reads (/v1/book) show it as `seq`. */
+type BookState = ReturnType<typeof marketBookDecider.initial> & { bookSeq?: number };
+
+const levelsOut = (d: Depth | null) => d && { bids: d.bids.map(([p, n]) => [p, n.toString()]), asks: d.asks.map(([p, n]) => [p, n.toString()]) };
 
 /** The book's decider plus read commands answered from its state, with no events. */
 const bookWithReads: Decider<BookState, BookCommandWire, unknown, unknown> = {
   initial: (key) => marketBookDecider.initial(key),
-  evolve: (s, e) => marketBookDecider.evolve(s, e as any),
+  evolve(s, e) {
+    const next: BookState = marketBookDecider.evolve(s, e as any);
+    if (changesBook(e as any)) next.bookSeq = (next.bookSeq ?? 0) + 1;
+    return next;
+  },
   decide(s, c) {
     if (c.type === 'ReadOrders') {
       if (c.orderId) {
@@ -29,6 +37,16 @@ const bookWithReads: Decider<BookState, BookCommandWire, unknown, unknown> = {
       const yesMintMerge = c.mintMerge && m?.yesTokenId ? bestBidAsk(s, m.yesTokenId, { mintMerge: true }) : undefined;
       return { events: [], reply: { yes: quote(m?.yesTokenId), no: quote(m?.noTokenId), last: lastTrade(s), ...(yesMintMerge ? { yesMintMerge } : {}) }, final: false };
     }
+    if (c.type === 'ReadBook') {
+      // Both outcome views of the one book (mirror images with mint/merge on), its seq and last trade.
+      const m = s.market;
+      return {
+        events: [], final: false,
+        reply: m
+          ? { seq: s.bookSeq ?? 0, yes: levelsOut(depthOf(s, m.yesTokenId, { mintMerge: c.mintMerge })), no: levelsOut(depthOf(s, m.noTokenId, { mintMerge: c.mintMerge })), last: lastTrade(s) }
+          : { seq: s.bookSeq ?? 0, yes: null, no: null, last: null },
+      };
+    }
     return marketBookDecider.decide(s, c as any);
   },
 };
@@ -39,8 +57,8 @@ export function clobKinds(o: { bookTopic: string; walletTopic: string }): { kind
     topic: o.bookTopic,
     decider: bookWithReads as any,
     parse: (c) => bookCommand.parse(c),
-    toSnapshot: (s) => toSnapshot(s),
-    fromSnapshot: (j) => fromSnapshot(j),
+    toSnapshot: (s) => ({ ...toSnapshot(s), bookSeq: s.bookSeq ?? 0 }),
+    fromSnapshot: (j) => Object.assign(fromSnapshot(j), { bookSeq: Number((j as { bookSeq?: number }).bookSeq ?? 0) }),
     project: ledgerProjection({ walletTopic: o.walletTopic }) as any,
   };
   const wallet: ActorKind<WalletState> = {
