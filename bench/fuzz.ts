@@ -9,6 +9,7 @@ import { freshDatabase } from '../test/helpers/db.ts';
 import { startProcessNode } from '../test/helpers/process-node.ts';
 import { bearer } from '../test/helpers/clob.ts';
 import { edgeProperties, knownHostile, Responsiveness } from '../test/helpers/fuzz-edges.ts';
+import { latencyPlot } from './plot.ts';
 
 const [seconds = 60, perRound = 50] = process.argv.slice(2).map(Number);
 const PLATFORM = 'fuzz-platform-secret';
@@ -61,5 +62,6 @@ for (const [name, r] of rows) {
   console.log(`| ${name} | ${r.inputs} | ${statuses} | ${r.failures.length} | ${r.seen.quantile(0.5).toFixed(1)} ms | ${r.seen.quantile(0.99).toFixed(1)} ms | ${r.seen.slowest.ms.toFixed(1)} ms |`);
 }
 for (const [name, r] of rows) for (const f of r.failures.slice(0, 5)) console.log(`  ${name}: ${f}`);
+console.log('plot: %s', await latencyPlot('fuzz', `/healthz beside hostile input, ${seconds} s per run`, [...rows].map(([name, r]) => ({ label: name, latenciesMs: r.seen.probes }))));
 const failed = [...rows.values()].some((r) => r.failures.length || r.seen.slowest.ms >= 500);
 process.exit(failed ? 1 : 0);
