@@ -12,6 +12,7 @@ import { order } from './helpers/clob.ts';
 import { clobWorld, type ClobWorld } from './helpers/clob-world.ts';
 import { TOPICS } from '../topics/names.ts';
 import { openapi } from '../src/http/openapi.ts';
+import { ClobClient } from '../src/client/index.ts';
 
 type Level = { price: string; size: string };
 type View = { bids: Level[]; asks: Level[] };
@@ -284,6 +285,27 @@ test.serial('mint/merge off: each token shows its own orders only, equal to the 
   t.deepEqual(s4.no.asks, []);
   t.is(s4.yes.hash, s3.yes.hash, 'the YES view did not change');
   t.true(s4.no.seq > s3.no.seq, 'but the market seq did');
+});
+
+test.serial('the typed client reads the same market data as the routes', async (t) => {
+  const c = new ClobClient({ urls: [w.node.url], wallet: Keypair.generate() });
+  const Y = w.market.yes_token_id;
+  const N = w.market.no_token_id;
+  const raw = (await call(w.node.url, 'GET', `/v1/book?token_id=${Y}`)).body;
+  const viaClient = await c.book(Y);
+  t.deepEqual({ ...viaClient, timestamp: '' }, { ...raw, timestamp: '' });
+  t.is(await c.book(Keypair.generate().publicKey.toBase58()), null, 'an unknown token is null');
+  t.deepEqual((await c.books([Y, N])).map((b) => b.asset_id), [Y, N]);
+  t.is(await c.price(Y, 'BUY'), raw.bids[0]?.price ?? null);
+  t.is(await c.price(Y, 'SELL'), raw.asks[0]?.price ?? null);
+  t.deepEqual(await c.prices([{ token_id: Y, side: 'BUY' }]), (await call(w.node.url, 'POST', '/v1/prices', { body: [{ token_id: Y, side: 'BUY' }] })).body);
+  t.is(await c.midpoint(Y), (await call(w.node.url, 'GET', `/v1/midpoint?token_id=${Y}`)).body.mid);
+  t.deepEqual(await c.midpoints([Y, N]), (await call(w.node.url, 'POST', '/v1/midpoints', { body: [{ token_id: Y }, { token_id: N }] })).body);
+  t.is(await c.spread(Y), (await call(w.node.url, 'GET', `/v1/spread?token_id=${Y}`)).body.spread);
+  t.deepEqual(await c.spreads([N]), (await call(w.node.url, 'POST', '/v1/spreads', { body: [{ token_id: N }] })).body);
+  t.is(await c.tickSize(Y), raw.tick_size);
+  t.deepEqual(await c.pricesHistory({ market: Y, interval: 'max' }), (await call(w.node.url, 'GET', `/v1/prices-history?market=${Y}&interval=max`)).body.history);
+  c.close();
 });
 
 test.serial('every answer above matched its documented schema (/openapi.json)', (t) => {

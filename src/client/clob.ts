@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type * as api from '../http/openapi-schemas.ts';
 import type { heartbeatStatusSchema } from '../http/routes/heartbeats.ts';
 import type { mintMergeResult } from '../http/routes/market-makers.ts';
+import type { marketDataResponse } from '../http/routes/market-data.ts';
 import { ApiError, expect, Transport, type TransportOptions } from './http.ts';
 import { addressOf, buildOrder, orderIdOf, type OrderInput, type OrderType, type SignedOrder, type WalletKey } from './orders.ts';
 import { parseSse, type LedgerEvent } from './stream.ts';
@@ -35,6 +36,9 @@ export interface StreamOptions {
   /** Called when a connection is open, with the position it starts after. */
   onOpen?: (position: string | undefined) => void;
 }
+
+/** GET /v1/book's answer. */
+export type OrderBookSummary = z.output<typeof marketDataResponse.book>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -138,6 +142,53 @@ export class ClobClient {
   /** The public catalog (`GET /api/markets/`). */
   async markets(status?: 'open' | 'closed' | 'resolved'): Promise<api.Market[]> {
     return expect<{ data: api.Market[] }>(await this.http.request('GET', '/api/markets/', { query: { status } })).data;
+  }
+
+  // ---- public market data (docs/market-data.md) -----------------------------------------------
+
+  /** A token's aggregated book (bids best first, asks best first), its market's seq and hash; null for an unknown token. */
+  async book(tokenId: string): Promise<OrderBookSummary | null> {
+    const a = await this.http.request('GET', '/v1/book', { query: { token_id: tokenId } });
+    return a.status === 404 ? null : expect(a);
+  }
+
+  /** Many tokens' books at once (at most 100). */
+  async books(tokenIds: string[]): Promise<OrderBookSummary[]> {
+    return expect(await this.http.request('POST', '/v1/books', { body: tokenIds.map((token_id) => ({ token_id })) }));
+  }
+
+  /** BUY: the best bid, SELL: the best ask (null when that side is empty). */
+  async price(tokenId: string, side: 'BUY' | 'SELL'): Promise<string | null> {
+    return expect<{ price: string | null }>(await this.http.request('GET', '/v1/price', { query: { token_id: tokenId, side } })).price;
+  }
+
+  async prices(q: { token_id: string; side: 'BUY' | 'SELL' }[]): Promise<Record<string, Partial<Record<'BUY' | 'SELL', string | null>>>> {
+    return expect(await this.http.request('POST', '/v1/prices', { body: q }));
+  }
+
+  async midpoint(tokenId: string): Promise<string | null> {
+    return expect<{ mid: string | null }>(await this.http.request('GET', '/v1/midpoint', { query: { token_id: tokenId } })).mid;
+  }
+
+  async midpoints(tokenIds: string[]): Promise<Record<string, string | null>> {
+    return expect(await this.http.request('POST', '/v1/midpoints', { body: tokenIds.map((token_id) => ({ token_id })) }));
+  }
+
+  async spread(tokenId: string): Promise<string | null> {
+    return expect<{ spread: string | null }>(await this.http.request('GET', '/v1/spread', { query: { token_id: tokenId } })).spread;
+  }
+
+  async spreads(tokenIds: string[]): Promise<Record<string, string | null>> {
+    return expect(await this.http.request('POST', '/v1/spreads', { body: tokenIds.map((token_id) => ({ token_id })) }));
+  }
+
+  async tickSize(tokenId: string): Promise<string> {
+    return expect<{ minimum_tick_size: string }>(await this.http.request('GET', '/v1/tick-size', { query: { token_id: tokenId } })).minimum_tick_size;
+  }
+
+  /** Last trade price per bucket of `fidelity` minutes, in the token's terms. */
+  async pricesHistory(q: { market: string; interval?: '1m' | '1h' | '6h' | '1d' | '1w' | 'max'; fidelity?: number; startTs?: number; endTs?: number }): Promise<{ t: number; p: string }[]> {
+    return expect<{ history: { t: number; p: string }[] }>(await this.http.request('GET', '/v1/prices-history', { query: q })).history;
   }
 
   // ---- orders -------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The service's typed client: `ClobClient` (order book, wallet sign-in) and `ParlayClient`
 // (parlays and the market catalog, Platform JWT). Response types are the zod schemas that
 // /openapi.json documents (src/http/openapi-schemas.ts).
-export { ClobClient, type ClobClientOptions, type TradeParams, type StreamOptions } from './clob.ts';
+export { ClobClient, type ClobClientOptions, type TradeParams, type StreamOptions, type OrderBookSummary } from './clob.ts';
 export {
   ParlayClient, type ParlayClientOptions, type ParlayStatus, type VaultPatch, type MarketCreate, type MarketPatch,
   type TemplateCreate, type TemplatePatch, type QuoteRequest, type Template, type Suggestion, type Quote,
