@@ -204,7 +204,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
     parlayRoutes(parlays, { jwtSecret: cfg.platformJwtSecret, webhookSecret, edge }),
     marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, edge, onChange: async (id) => { await clob.configure(id); await templates.marketChanged(id); } }),
     clobAuthRoutes({ tokens, db, config: () => clobConfig, edge }),
-    clobRoutes({ svc: clob, tokens, db, catalog, internalToken: cfg.clobInternalToken, bookTopic, asker, edge }),
+    clobRoutes({ svc: clob, tokens, db, internalToken: cfg.clobInternalToken, edge }),
     marketDataRoutes({ data: new MarketData({ asker, db, bookTopic, mintMerge: cfg.mintMergeMatching }), edge }),
     marketMakerRoutes({
       tokens, enabled: !cfg.mintMergeMatching, edge,

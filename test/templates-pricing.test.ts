@@ -5,7 +5,7 @@ import * as programMath from '../src/chain/local/parlay/math.ts';
 import { quoteRequest, templateCreate, templatePatch } from '../src/templates/schemas.ts';
 import { assertSubmittable } from '../src/templates/service.ts';
 import { etagMatches } from '../src/http/routes/templates.ts';
-import { HttpError } from '../src/http/errors.ts';
+import { DomainError } from '../src/errors.ts';
 
 const m = { yes_token_id: 'YES', no_token_id: 'NO', reference_price: 550_000 };
 const q = (yes: [number | null, number | null], no: [number | null, number | null] = [null, null], last: { asset_id: string; price: number } | null = null) => ({
@@ -89,9 +89,9 @@ test('template bodies: rules and clear messages', (t) => {
 
 test('demo legs are never submittable', (t) => {
   const e = t.throws(() => assertSubmittable([{ demo: false, market_id: 101 }, { demo: true, market_id: -7 }]));
-  t.true(e instanceof HttpError);
-  t.is((e as HttpError).status, 400);
-  t.is((e as HttpError).code, 'demo_leg');
+  t.true(e instanceof DomainError);
+  t.is((e as DomainError).kind, 'invalid', 'answered 400 by the front door');
+  t.is((e as DomainError).code, 'demo_leg');
   t.regex(e!.message, /leg 1 is a demo leg \(market -7\)/);
   t.notThrows(() => assertSubmittable([{ demo: false, market_id: 101 }, { demo: false, market_id: 102 }]));
 });

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Asker } from '../runtime/asker.ts';
 import { AskTimeout } from '../runtime/asker.ts';
-import { HttpError, notFound } from '../http/errors.ts';
+import { invalid, notFound, unavailable } from '../errors.ts';
 import { decimal } from './service.ts';
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
@@ -86,7 +86,7 @@ export class MarketData {
     try {
       return await this.d.asker.ask<BookReply>({ topic: this.d.bookTopic, key: conditionId, cmd: { type: 'ReadBook', mintMerge: this.d.mintMerge } });
     } catch (e) {
-      if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the book did not answer in time; retry');
+      if (e instanceof AskTimeout) throw unavailable('unavailable', 'the book did not answer in time; retry');
       throw e;
     }
   }
@@ -165,11 +165,11 @@ export class MarketData {
       if (r?.first == null) return { history: [] };
       start = Math.min(Number(r.first), end);
     } else start = end - INTERVAL_SECONDS[q.interval!];
-    if (end < start) throw new HttpError(400, 'invalid_request', 'endTs must not be before startTs');
+    if (end < start) throw invalid('invalid_request', 'endTs must not be before startTs');
     const buckets = (fid: number) => Math.floor(end / (fid * 60)) - Math.floor(start / (fid * 60)) + 1;
     const fidelity = q.fidelity ?? FIDELITIES.find((f) => buckets(f) <= MAX_HISTORY_POINTS) ?? FIDELITIES[FIDELITIES.length - 1];
     if (buckets(fidelity) > MAX_HISTORY_POINTS) {
-      throw new HttpError(400, 'invalid_request', `the window holds ${buckets(fidelity)} buckets of ${fidelity} minutes: at most ${MAX_HISTORY_POINTS} points per answer (raise fidelity or narrow the window)`);
+      throw invalid('invalid_request', `the window holds ${buckets(fidelity)} buckets of ${fidelity} minutes: at most ${MAX_HISTORY_POINTS} points per answer (raise fidelity or narrow the window)`);
     }
     const width = fidelity * 60;
     // The market's trades in the window (index trades_market_time_idx), the last of each bucket.

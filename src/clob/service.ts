@@ -3,7 +3,7 @@
 // or release), cancels fan out to the books, reads come from the books or the ledger read models.
 import type { Asker } from '../runtime/asker.ts';
 import { AskTimeout } from '../runtime/asker.ts';
-import { HttpError } from '../http/errors.ts';
+import { DomainError, invalid, unavailable, upstream } from '../errors.ts';
 import type { ChainGateway } from '../chain/gateway.ts';
 import type { Catalog } from './catalog.ts';
 import { orderHash, orderId, priceAndSize, verifyOrderSignature, type SignedOrder } from './signed-order.ts';
@@ -30,9 +30,10 @@ export interface ClobServiceDeps {
   maxOpenOrdersPerMarket?: number;
 }
 
-export class OrderRejected extends HttpError {
-  constructor(readonly code: string, message: string) {
-    super(400, code, message);
+/** A rejection of POST /v1/order: `code` is one of contracts/clob.md's. */
+export class OrderRejected extends DomainError {
+  constructor(code: string, message: string) {
+    super('invalid', code, message);
   }
 }
 
@@ -45,7 +46,7 @@ export class ClobService {
     try {
       return await this.d.asker.ask<R>({ topic, key, cmd, id });
     } catch (e) {
-      if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the owner did not answer in time; retry (the request is idempotent)');
+      if (e instanceof AskTimeout) throw unavailable('unavailable', 'the owner did not answer in time; retry (the request is idempotent)');
       throw e;
     }
   }
@@ -71,9 +72,9 @@ export class ClobService {
 
     // What the order holds: collateral for a BUY, its tokens for a SELL.
     const chain = this.d.chain();
-    if (!chain) throw new HttpError(503, 'chain_unavailable', 'no chain RPC is configured: balances cannot be checked');
+    if (!chain) throw unavailable('chain_unavailable', 'no chain RPC is configured: balances cannot be checked');
     const collateral = await this.d.collateralMint();
-    if (!collateral) throw new HttpError(503, 'config_unknown', 'the collateral mint is not known yet');
+    if (!collateral) throw unavailable('config_unknown', 'the collateral mint is not known yet');
     const asset = order.side === 'BUY' ? 'collateral' : order.tokenId;
     const mint = order.side === 'BUY' ? collateral : order.tokenId;
     const amount = BigInt(order.makerAmount);
@@ -81,7 +82,7 @@ export class ClobService {
     try {
       holding = await chain.holding(wallet, mint);
     } catch (e) {
-      throw new HttpError(502, 'rpc_error', `reading the balance failed: ${(e as Error).message}`);
+      throw upstream('rpc_error', `reading the balance failed: ${(e as Error).message}`);
     }
     const warnings: string[] = [];
     const delegate = this.d.delegate();
@@ -159,6 +160,46 @@ export class ClobService {
     return replies.flatMap((r) => (r?.orders ?? []).map(bookForm));
   }
 
+  /**
+   * A market with its YES book as a taker meets it (with mint/merge, NO orders count at 1 − their
+   * price) and the last trade's price in the same terms (a NO trade at q is YES at 1 − q); null when
+   * the catalog does not know it. Exact decimals: the book's quote is in micro-units.
+   */
+  async marketView(conditionId: string) {
+    const m = await this.d.catalog.get(conditionId);
+    if (!m) return null;
+    const quote = await this.quote(conditionId).catch(() => null);
+    const fmt = (q: { price: number; size: bigint | string | number } | null | undefined) => (q ? { price: dec(q.price), size: dec(q.size) } : null);
+    const yes = quote?.yesMintMerge ?? quote?.yes;
+    const last = quote?.last ? (quote.last.asset_id === m.no_token_id ? 1_000_000 - quote.last.price : quote.last.price) : null;
+    return { ...m, best_bid: fmt(yes?.bid), best_ask: fmt(yes?.ask), last_price: last === null ? null : dec(last) };
+  }
+
+  /** The caller's book orders whose price × remaining size reaches `minValue` (a decimal string), compared exactly. */
+  async ordersValueRange(wallet: string, minValue: string) {
+    const min = scaled(minValue, 12);
+    return (await this.bookOrders(wallet, {})).filter((x) => scaled(x.price, 6) * scaled(x.remainingSize, 6) >= min);
+  }
+
+  /**
+   * The settlement executor's size update: invalidates the orders of a failed trade that still rest,
+   * one idempotent command per market (`size-update:<trade>:<market>`).
+   */
+  async sizeUpdate(b: { trade_id: string; orders: string[]; reason: string }, now = Date.now()) {
+    const rows = b.orders.length ? await this.d.db().execute('select id, market from open_orders where id in (?)', [b.orders]) : [];
+    const byMarket = new Map<string, string[]>();
+    for (const row of rows) byMarket.set(row.market, [...(byMarket.get(row.market) ?? []), row.id]);
+    const known = new Set(rows.map((x: any) => x.id));
+    const invalidated: string[] = [];
+    const notFound = b.orders.filter((id) => !known.has(id));
+    for (const [market, ids] of byMarket) {
+      const rep = await this.ask<any>(this.d.bookTopic, market, { type: 'InvalidateOrders', orderIds: ids, reason: b.reason, tradeId: b.trade_id, now }, `size-update:${b.trade_id}:${market}`);
+      invalidated.push(...(rep?.invalidated ?? []));
+      notFound.push(...(rep?.not_found ?? []));
+    }
+    return { invalidated, not_found: notFound };
+  }
+
   async quote(conditionId: string) {
     return this.ask<any>(this.d.bookTopic, conditionId.toLowerCase(), { type: 'ReadQuote', mintMerge: this.d.mintMerge });
   }
@@ -171,8 +212,14 @@ export class ClobService {
       type: 'ConfigureMarket', now: Date.now(),
       market: { condition_id: m.condition_id, yes_token_id: m.yes_token_id, no_token_id: m.no_token_id, tick_size: m.tick_size, min_size: m.min_size, taker_fee_bps: m.taker_fee_bps, start_time: m.start_time, delay_ms: m.delay_ms, status: m.status },
     });
-    if (r?.error) throw new HttpError(400, 'invalid_market', r.message);
+    if (r?.error) throw invalid('invalid_market', r.message);
   }
+}
+
+/** A non-negative decimal string as an integer of 10^-places units ("0.29", 6 → 290000n). */
+function scaled(v: string, places: number): bigint {
+  const [whole, frac = ''] = v.split('.');
+  return BigInt(whole) * 10n ** BigInt(places) + BigInt(frac.padEnd(places, '0').slice(0, places));
 }
 
 const dec = (micro: bigint | number | string) => {

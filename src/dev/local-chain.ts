@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Keypair } from '@solana/web3.js';
 import { startLocalChain, type LocalChain, type WebhookTarget } from '../chain/local/index.ts';
 import { Web3Gateway } from '../chain/gateway.ts';
-import { HttpError } from '../http/errors.ts';
+import { DomainError } from '../errors.ts';
 
 export const DEV_STATE_FILE = '.cache/dev-chain.json';
 
@@ -38,7 +38,7 @@ export function inProcessWebhook(mirror: DevMirror): WebhookTarget {
         await mirror.deliver(JSON.parse(body));
         return 200;
       } catch (e) {
-        if (e instanceof HttpError) return e.status; // 503 deferred: retried, as the provider does
+        if (e instanceof DomainError) return e.kind === 'invalid' ? 400 : 503; // 503 deferred: retried, as the provider does
         throw e;
       }
     },

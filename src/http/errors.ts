@@ -2,6 +2,15 @@
 // order book's POST /v1/order answers its rejections as `{ success: false, errorMsg, code }`).
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
+import { zodMessage } from '../zod-message.ts';
+import { DomainError, type ErrorKind } from '../errors.ts';
+
+/** The HTTP status of each kind of domain error (src/errors.ts). */
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, unavailable: 503, upstream: 502,
+};
+
+export const statusOf = (kind: ErrorKind): number => STATUS[kind];
 
 export class HttpError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly extra: Record<string, unknown> = {}) {
@@ -32,9 +41,7 @@ export function edgeError(ctx: Pick<Context, 'method' | 'path'>, status: number,
 export const badRequest = (message: string, code = 'invalid_request') => new HttpError(400, code, message);
 export const notFound = (message = 'not found') => new HttpError(404, 'not_found', message);
 
-export function zodMessage(e: ZodError): string {
-  return e.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
-}
+export { zodMessage } from '../zod-message.ts';
 
 /** An aborted or reset client connection (the body reader's, Node's or a stream's). */
 export function isClientGone(err: any): boolean {
@@ -62,6 +69,9 @@ export function errorMiddleware(log: { error(o: object, m?: string): void }) {
         ctx.body = err.body;
       } else if (err instanceof HttpError) {
         ctx.status = err.status;
+        ctx.body = { error: err.code, message: err.message, ...err.extra };
+      } else if (err instanceof DomainError) {
+        ctx.status = statusOf(err.kind);
         ctx.body = { error: err.code, message: err.message, ...err.extra };
       } else if (err instanceof ZodError) {
         ctx.status = 400;

@@ -2,8 +2,9 @@
 import type { Asker } from '../runtime/asker.ts';
 import { AskTimeout } from '../runtime/asker.ts';
 import type { RuntimeStore } from '../runtime/store-port.ts';
-import { HttpError, notFound, zodMessage } from '../http/errors.ts';
-import type { PlatformUser } from '../http/auth.ts';
+import { conflict, invalid, notFound, unavailable, upstream } from '../errors.ts';
+import { zodMessage } from '../zod-message.ts';
+import type { PlatformUser } from '../platform-user.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import type { VaultPatchFields } from '../../topics/parlay-events.ts';
 import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest.ts';
@@ -55,7 +56,7 @@ export class ParlayService {
     try {
       return await ingestTransactions(this.ingestDeps(), txs);
     } catch (e) {
-      if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the owner of an event did not answer in time; retry');
+      if (e instanceof AskTimeout) throw unavailable('unavailable', 'the owner of an event did not answer in time; retry');
       throw e;
     } finally {
       // What was applied is committed: answer once this node's cached reads no longer show the old state.
@@ -75,11 +76,11 @@ export class ParlayService {
     if (!parsed.success) {
       const issues = parsed.error.issues;
       const shown = zodMessage({ issues: issues.slice(0, 3) } as typeof parsed.error);
-      throw new HttpError(400, 'malformed_body', `malformed webhook body: ${shown}${issues.length > 3 ? `; and ${issues.length - 3} more` : ''}`);
+      throw invalid('malformed_body', `malformed webhook body: ${shown}${issues.length > 3 ? `; and ${issues.length - 3} more` : ''}`);
     }
     const res = await this.ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data]);
     if (res.deferred > 0) {
-      throw new HttpError(503, 'deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, { processed: res.processed, skipped: res.skipped });
+      throw unavailable('deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, { processed: res.processed, skipped: res.skipped });
     }
     return { processed: res.processed, skipped: res.skipped };
   }
@@ -136,7 +137,7 @@ export class ParlayService {
     const min = BigInt(body.min_stake ?? current.min_stake);
     const max = BigInt(body.max_stake ?? current.max_stake);
     if ((body.min_stake !== undefined || body.max_stake !== undefined) && max > 0n && min > max) {
-      throw new HttpError(400, 'invalid_request', 'min_stake must not exceed max_stake');
+      throw invalid('invalid_request', 'min_stake must not exceed max_stake');
     }
     const fields: VaultPatchFields = {
       vaultAddress: body.vault_address, maxLegs: body.max_legs, maxPayoutCap: body.max_payout_cap,
@@ -154,7 +155,7 @@ export class ParlayService {
       read = await chain.vaultBalance(address);
     } catch (e) {
       this.d.log.error({ err: e, address }, 'vault sync: RPC failed');
-      throw new HttpError(502, 'rpc_error', `reading the vault balance failed: ${(e as Error).message}`);
+      throw upstream('rpc_error', `reading the vault balance failed: ${(e as Error).message}`);
     }
     await this.askVault({ type: 'VaultSynced', balance: read.amount, slot: read.slot });
     return q.vault(this.d.db());
@@ -163,23 +164,23 @@ export class ParlayService {
   async voidParlay(parlayId: string) {
     const row = await q.parlayStatus(this.d.db(), parlayId);
     if (!row) throw notFound('parlay not found');
-    if (row.status !== 'active') throw new HttpError(400, 'parlay_not_active', `parlay ${parlayId} is ${row.status}; only an active parlay can be voided`);
+    if (row.status !== 'active') throw invalid('parlay_not_active', `parlay ${parlayId} is ${row.status}; only an active parlay can be voided`);
     const chain = this.requireChain();
     const cfg = await q.programConfig(this.d.db());
-    if (!cfg) throw new HttpError(503, 'config_unknown', 'the program configuration has not been mirrored yet');
+    if (!cfg) throw unavailable('config_unknown', 'the program configuration has not been mirrored yet');
     let landed: Awaited<ReturnType<ChainGateway['voidParlay']>>;
     try {
       landed = await chain.voidParlay({ parlayId, user: row.user_wallet, collateralMint: cfg.collateral_mint });
     } catch (e) {
-      if (e instanceof MissingAuthority) throw new HttpError(503, 'authority_not_configured', e.message);
-      if (e instanceof ChainError && e.custom === PARLAY_NOT_ACTIVE) throw new HttpError(400, 'parlay_not_active', `parlay ${parlayId} is not active on chain`);
-      if (e instanceof ChainError && e.custom !== undefined) throw new HttpError(409, 'chain_rejected', e.message);
+      if (e instanceof MissingAuthority) throw unavailable('authority_not_configured', e.message);
+      if (e instanceof ChainError && e.custom === PARLAY_NOT_ACTIVE) throw invalid('parlay_not_active', `parlay ${parlayId} is not active on chain`);
+      if (e instanceof ChainError && e.custom !== undefined) throw conflict('chain_rejected', e.message);
       this.d.log.error({ err: e, parlayId }, 'void_parlay: RPC failed');
-      throw new HttpError(502, 'rpc_error', `sending void_parlay failed: ${(e as Error).message}`);
+      throw upstream('rpc_error', `sending void_parlay failed: ${(e as Error).message}`);
     }
     // Apply the ParlayVoided event from the confirmed transaction's own logs (the webhook may come later: applied once).
     const res = await this.ingest([landed.transaction]);
-    if (res.deferred) throw new HttpError(503, 'deferred', 'the void landed but could not be applied yet');
+    if (res.deferred) throw unavailable('deferred', 'the void landed but could not be applied yet');
     return { parlay_id: Number(parlayId), tx_signature: landed.signature };
   }
 
@@ -188,7 +189,7 @@ export class ParlayService {
     if (v.vault_address) return v.vault_address;
     const cfg = await q.programConfig(this.d.db());
     if (cfg?.vault) return cfg.vault;
-    throw new HttpError(409, 'vault_unknown', 'no vault address is known yet: set vault_address or deliver ConfigInitialized');
+    throw conflict('vault_unknown', 'no vault address is known yet: set vault_address or deliver ConfigInitialized');
   }
 
   chain(): ChainGateway | null {
@@ -196,7 +197,7 @@ export class ParlayService {
   }
 
   private requireChain(): ChainGateway {
-    if (!this.d.chain) throw new HttpError(503, 'chain_unavailable', 'no chain RPC is configured');
+    if (!this.d.chain) throw unavailable('chain_unavailable', 'no chain RPC is configured');
     return this.d.chain;
   }
 
@@ -204,7 +205,7 @@ export class ParlayService {
     try {
       return await this.d.asker.ask({ topic: this.d.topic, key: VAULT_KEY, cmd });
     } catch (e) {
-      if (e instanceof AskTimeout) throw new HttpError(503, 'unavailable', 'the vault actor did not answer in time; retry');
+      if (e instanceof AskTimeout) throw unavailable('unavailable', 'the vault actor did not answer in time; retry');
       throw e;
     }
   }

@@ -7,7 +7,7 @@ import { PublicKey, type Connection, type Keypair } from '@solana/web3.js';
 import type { Asker } from '../runtime/asker.ts';
 import type { ChainGateway } from '../chain/gateway.ts';
 import type { Catalog } from '../clob/catalog.ts';
-import { HttpError, notFound } from '../http/errors.ts';
+import { invalid, notFound, unavailable } from '../errors.ts';
 import { estimateComputeUnits, planMerge, planMint, signWithBudget } from '../chain/settlement-tx.ts';
 
 export interface MintMergeDeps {
@@ -29,10 +29,10 @@ export class MintMerge {
     if (!market) throw notFound('market not found');
     const chain = this.d.chain();
     const conn = this.d.connection();
-    if (!chain || !conn) throw new HttpError(503, 'chain_unavailable', 'no chain RPC is configured');
-    if (!this.d.delegate) throw new HttpError(503, 'delegate_unavailable', 'CLOB_DELEGATE_KEYPAIR is not configured: the delegate cannot sign');
+    if (!chain || !conn) throw unavailable('chain_unavailable', 'no chain RPC is configured');
+    if (!this.d.delegate) throw unavailable('delegate_unavailable', 'CLOB_DELEGATE_KEYPAIR is not configured: the delegate cannot sign');
     const collateral = await this.d.collateralMint();
-    if (!collateral) throw new HttpError(503, 'config_unknown', 'the collateral mint is not known yet');
+    if (!collateral) throw unavailable('config_unknown', 'the collateral mint is not known yet');
     const yes = market.yes_token_id as string;
     const no = market.no_token_id as string;
     // mint spends collateral; merge spends the YES and the NO tokens
@@ -44,14 +44,14 @@ export class MintMerge {
       for (const s of spends) {
         const h = await chain.holding(wallet, s.mint);
         if (h.delegate !== delegate || h.delegatedAmount < amount) {
-          throw new HttpError(400, 'allowance', `the delegate ${delegate} may not move ${amount} of ${s.asset === 'collateral' ? 'collateral' : s.asset} (allowance ${h.delegate === delegate ? h.delegatedAmount : 0n}); set it with the allowance tool`);
+          throw invalid('allowance', `the delegate ${delegate} may not move ${amount} of ${s.asset === 'collateral' ? 'collateral' : s.asset} (allowance ${h.delegate === delegate ? h.delegatedAmount : 0n}); set it with the allowance tool`);
         }
         const orderId = `${id}:${s.asset}`;
         const r = await this.d.asker.ask<{ ok: boolean; message?: string }>({
           topic: this.d.walletTopic, key: wallet, id: `reserve:${orderId}`,
           cmd: { type: 'Reserve', orderId, asset: s.asset, amount: amount.toString(), market: market.condition_id, balance: { amount: h.amount.toString(), slot: h.slot }, holdMs: 120_000 },
         });
-        if (!r.ok) throw new HttpError(400, 'INSUFFICIENT_BALANCE', r.message ?? 'amount exceeds the unreserved balance');
+        if (!r.ok) throw invalid('INSUFFICIENT_BALANCE', r.message ?? 'amount exceeds the unreserved balance');
         held.push(orderId);
       }
       const accounts = { collateralMint: new PublicKey(collateral), delegate: this.d.delegate.publicKey, feeRecipient: this.d.delegate.publicKey };
@@ -63,10 +63,10 @@ export class MintMerge {
       try {
         signature = await conn.sendRawTransaction(signed.raw, { skipPreflight: false, preflightCommitment: 'confirmed' });
       } catch (e: any) {
-        throw new HttpError(400, 'transaction_failed', `${op}_tokens was refused: ${String(e?.message ?? e).slice(0, 300)}`);
+        throw invalid('transaction_failed', `${op}_tokens was refused: ${String(e?.message ?? e).slice(0, 300)}`);
       }
       const conf = await conn.confirmTransaction({ signature, blockhash, lastValidBlockHeight }, 'confirmed');
-      if (conf.value.err) throw new HttpError(400, 'transaction_failed', `${op}_tokens failed: ${JSON.stringify(conf.value.err)}`);
+      if (conf.value.err) throw invalid('transaction_failed', `${op}_tokens failed: ${JSON.stringify(conf.value.err)}`);
       return { success: true, operation: `${op}_tokens`, market: market.condition_id, amount: amount.toString(), transaction_hash: signature };
     } finally {
       for (const orderId of held) {

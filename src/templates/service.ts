@@ -1,7 +1,7 @@
 // Parlay templates (SPEC 2.4, 4.1; issue 7): curated combos for display, priced from the order book
 // at refresh, and the public suggestions read model (one row of ready JSON with its ETag).
 import { createHash } from 'node:crypto';
-import { HttpError } from '../http/errors.ts';
+import { conflict, invalid, notFound, unavailable } from '../errors.ts';
 import {
   combinedProbability, fixed, legProbability, payoutFor, PROBABILITY_ONE, type BookQuote, type Outcome, type ProbabilitySource,
 } from './pricing.ts';
@@ -62,7 +62,7 @@ function marketProblem(l: LegRow, now: number): string | null {
 export function assertSubmittable(legs: { demo: boolean; market_id: number | null; leg_index?: number }[]): void {
   const demo = legs.findIndex((l) => l.demo || (l.market_id !== null && l.market_id < 0));
   if (demo >= 0) {
-    throw new HttpError(400, 'demo_leg', `leg ${demo} is a demo leg (market ${legs[demo].market_id}): demo legs are for display only and cannot be submitted`);
+    throw invalid('demo_leg', `leg ${demo} is a demo leg (market ${legs[demo].market_id}): demo legs are for display only and cannot be submitted`);
   }
 }
 
@@ -135,18 +135,18 @@ export class TemplateService {
       const rows: { condition_id: string; market_address: string | null }[] = await db.execute('select condition_id, market_address from markets where condition_id in (?)', [ids]);
       const found = new Set(rows.map((r) => r.condition_id));
       const missing = ids.filter((id) => !found.has(id));
-      if (missing.length) throw new HttpError(400, 'unknown_market', `not in the market catalog: ${missing.join(', ')}`);
+      if (missing.length) throw invalid('unknown_market', `not in the market catalog: ${missing.join(', ')}`);
       // The program also refuses one market account twice (two catalog entries of the same address).
       const seen = new Map<string, string>();
       for (const r of rows) {
         if (r.market_address === null) continue;
         const other = seen.get(r.market_address);
-        if (other) throw new HttpError(400, 'duplicate_market', `markets ${other} and ${r.condition_id} share the market address ${r.market_address}`);
+        if (other) throw invalid('duplicate_market', `markets ${other} and ${r.condition_id} share the market address ${r.market_address}`);
         seen.set(r.market_address, r.condition_id);
       }
     }
     const cfg = await this.limits(db);
-    if (cfg && legs.length > cfg.max_legs) throw new HttpError(400, 'too_many_legs', `${legs.length} legs exceed the program's max_legs ${cfg.max_legs}`);
+    if (cfg && legs.length > cfg.max_legs) throw invalid('too_many_legs', `${legs.length} legs exceed the program's max_legs ${cfg.max_legs}`);
   }
 
   private async writeLegs(db: Db, id: string, legs: TemplateLegInput[]): Promise<void> {
@@ -269,7 +269,7 @@ export class TemplateService {
       });
       if (outcome === 'gone') return null;
       if (outcome === 'done') { done = true; break; }
-      if (attempt >= 4) throw new HttpError(409, 'conflict', 'the template kept changing during the refresh; try again');
+      if (attempt >= 4) throw conflict('conflict', 'the template kept changing during the refresh; try again');
       quotes.clear(); // edited meanwhile: new legs, fresh prices
     }
     if (done && rebuild) await this.changed();
@@ -369,7 +369,7 @@ export class TemplateService {
     let legs: { demo: boolean; market_id: number | null; condition_id: string | null; selected_outcome: Outcome }[];
     if (req.template_id !== undefined) {
       const t = await this.get(String(req.template_id));
-      if (!t) throw new HttpError(404, 'not_found', 'template not found');
+      if (!t) throw notFound('template not found');
       legs = t.legs;
     } else {
       legs = req.legs!.map((l) => ('demo' in l
@@ -378,33 +378,33 @@ export class TemplateService {
     }
     assertSubmittable(legs);
     const ids = legs.map((l) => l.condition_id!);
-    if (new Set(ids).size !== ids.length) throw new HttpError(400, 'duplicate_market', 'the same market appears twice');
+    if (new Set(ids).size !== ids.length) throw invalid('duplicate_market', 'the same market appears twice');
     const cfg = await this.limits(db);
-    if (!cfg) throw new HttpError(503, 'config_unknown', 'the program config is not mirrored yet');
-    if (cfg.paused) throw new HttpError(400, 'vault_paused', 'the program is paused');
-    if (legs.length > cfg.max_legs) throw new HttpError(400, 'too_many_legs', `${legs.length} legs exceed the program's max_legs ${cfg.max_legs}`);
+    if (!cfg) throw unavailable('config_unknown', 'the program config is not mirrored yet');
+    if (cfg.paused) throw invalid('vault_paused', 'the program is paused');
+    if (legs.length > cfg.max_legs) throw invalid('too_many_legs', `${legs.length} legs exceed the program's max_legs ${cfg.max_legs}`);
     const rows: LegRow[] = await db.execute(
       `select q.condition_id, ${MARKET_COLS} from unnest(?::text[]) as q(condition_id) left join markets m on m.condition_id = q.condition_id`, [`{${ids.join(',')}}`]);
     const byId = new Map(rows.map((r) => [r.condition_id, r]));
     const now = this.now();
     const full: LegRow[] = legs.map((l, i) => {
       const r = byId.get(l.condition_id!);
-      if (!r || !r.in_catalog) throw new HttpError(400, 'unknown_market', `leg ${i}: market ${l.condition_id} is not in the catalog`);
+      if (!r || !r.in_catalog) throw invalid('unknown_market', `leg ${i}: market ${l.condition_id} is not in the catalog`);
       const problem = marketProblem({ ...r, condition_id: l.condition_id }, now);
-      if (problem) throw new HttpError(400, 'market_unavailable', `leg ${i}: ${problem}`);
-      if (r.on_chain_market_id === null || r.market_address === null) throw new HttpError(400, 'not_on_chain', `leg ${i}: market ${l.condition_id} has no on-chain market id or address`);
+      if (problem) throw invalid('market_unavailable', `leg ${i}: ${problem}`);
+      if (r.on_chain_market_id === null || r.market_address === null) throw invalid('not_on_chain', `leg ${i}: market ${l.condition_id} has no on-chain market id or address`);
       return { ...r, condition_id: l.condition_id, selected_outcome: l.selected_outcome, leg_index: i } as LegRow;
     });
-    if (new Set(full.map((l) => l.market_address)).size !== full.length) throw new HttpError(400, 'duplicate_market', 'two legs are the same market account');
+    if (new Set(full.map((l) => l.market_address)).size !== full.length) throw invalid('duplicate_market', 'two legs are the same market account');
     const { priced, problems } = await this.priceLegs(full, now, new Map());
-    if (problems.length) throw new HttpError(400, 'no_price', problems.join('; '));
+    if (problems.length) throw invalid('no_price', problems.join('; '));
     const probs = priced.map((p) => p!.probability!);
     const combined = combinedProbability(probs);
     if (req.stake < cfg.min_stake || req.stake > cfg.max_stake) {
-      throw new HttpError(400, 'stake_out_of_range', `stake must be between ${cfg.min_stake} and ${cfg.max_stake} micro-units`);
+      throw invalid('stake_out_of_range', `stake must be between ${cfg.min_stake} and ${cfg.max_stake} micro-units`);
     }
     const payout = payoutFor(req.stake, combined, cfg.house_edge_bps);
-    if (payout === null || payout > cfg.max_payout_cap) throw new HttpError(400, 'payout_cap_exceeded', `the payout would exceed the cap of ${cfg.max_payout_cap} micro-units`);
+    if (payout === null || payout > cfg.max_payout_cap) throw invalid('payout_cap_exceeded', `the payout would exceed the cap of ${cfg.max_payout_cap} micro-units`);
     return {
       legs: full.map((l, i) => ({
         market_id: Number(l.on_chain_market_id), market_address: l.market_address!, condition_id: l.condition_id!, selected_outcome: l.selected_outcome,

@@ -12,7 +12,6 @@ import * as ledger from '../../clob/ledger-queries.ts';
 import { cursorId, endCursor, parseCursor, readAfter } from '../../clob/ledger-stream.ts';
 import { PassThrough } from 'node:stream';
 import type { ClobTokens } from '../../clob/sign-in.ts';
-import type { Catalog } from '../../clob/catalog.ts';
 import type { Edge } from '../edge.ts';
 import { documentRoutes } from '../openapi.ts';
 import * as api from '../openapi-schemas.ts';
@@ -63,13 +62,7 @@ function internalToken(secret: string) {
   };
 }
 
-/** A non-negative decimal string as an integer of 10^-places units ("0.29", 6 → 290000n). */
-function scaled(v: string, places: number): bigint {
-  const [whole, frac = ''] = v.split('.');
-  return BigInt(whole) * 10n ** BigInt(places) + BigInt(frac.padEnd(places, '0').slice(0, places));
-}
-
-export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => Db; catalog: Catalog; internalToken: string; bookTopic: string; asker: import('../../runtime/asker.ts').Asker; edge: Edge }) {
+export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => Db; internalToken: string; edge: Edge }) {
   const r = new Router({ prefix: '/v1' });
   // The bearer check (and the wallet's rate limit) before the body is read.
   const auth = clobAuth(o.tokens, o.edge);
@@ -77,20 +70,9 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
   const wallet = (ctx: Context) => ctx.state.wallet as string;
 
   r.get('/markets/:conditionId', async (ctx) => {
-    const id = parse(clobRequest.marketParams, ctx.params).conditionId;
-    const m = await o.catalog.get(id);
+    const m = await o.svc.marketView(parse(clobRequest.marketParams, ctx.params).conditionId);
     if (!m) throw notFound('market not found');
-    const quote = await o.svc.quote(id).catch(() => null);
-    const fmt = (q: any) => (q ? { price: (q.price / 1e6).toString(), size: (Number(q.size) / 1e6).toString() } : null);
-    // The YES book as a taker meets it (with mint/merge, NO orders count at 1 − their price), and
-    // the last trade's price in the same terms (a NO trade at q is YES at 1 − q).
-    const yes = quote?.yesMintMerge ?? quote?.yes;
-    const last = quote?.last ? (quote.last.asset_id === m.no_token_id ? 1_000_000 - quote.last.price : quote.last.price) : null;
-    ctx.body = {
-      ...m,
-      best_bid: fmt(yes?.bid), best_ask: fmt(yes?.ask),
-      last_price: last === null ? null : (last / 1e6).toString(),
-    };
+    ctx.body = m;
   });
 
   r.post('/order', auth, readBody, async (ctx) => {
@@ -126,19 +108,7 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
   });
 
   r.post('/orders/size-update', internalToken(o.internalToken), readBody, async (ctx) => {
-    const b = parse(clobRequest.sizeUpdate, ctx.request.body ?? {});
-    const rows = b.orders.length ? await o.db().execute('select id, market from open_orders where id in (?)', [b.orders]) : [];
-    const byMarket = new Map<string, string[]>();
-    for (const row of rows) byMarket.set(row.market, [...(byMarket.get(row.market) ?? []), row.id]);
-    const known = new Set(rows.map((x: any) => x.id));
-    const invalidated: string[] = [];
-    const notFound = b.orders.filter((id) => !known.has(id));
-    for (const [market, ids] of byMarket) {
-      const rep = await o.asker.ask<any>({ topic: o.bookTopic, key: market, cmd: { type: 'InvalidateOrders', orderIds: ids, reason: b.reason, tradeId: b.trade_id, now: Date.now() }, id: `size-update:${b.trade_id}:${market}` });
-      invalidated.push(...(rep?.invalidated ?? []));
-      notFound.push(...(rep?.not_found ?? []));
-    }
-    ctx.body = { invalidated, not_found: notFound };
+    ctx.body = await o.svc.sizeUpdate(parse(clobRequest.sizeUpdate, ctx.request.body ?? {}));
   });
 
   r.get('/orders', auth, async (ctx) => {
@@ -146,10 +116,7 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
     ctx.body = await o.svc.bookOrders(wallet(ctx), { market: q.market });
   });
   r.get('/orders/value-range', auth, async (ctx) => {
-    const q = parse(clobRequest.valueRange, ctx.query);
-    const orders = await o.svc.bookOrders(wallet(ctx), {});
-    const min = scaled(q.min_value, 12);
-    ctx.body = orders.filter((x: any) => scaled(x.price, 6) * scaled(x.remainingSize, 6) >= min);
+    ctx.body = await o.svc.ordersValueRange(wallet(ctx), parse(clobRequest.valueRange, ctx.query).min_value);
   });
   r.get('/orders/:id', auth, async (ctx) => {
     const id = parse(clobRequest.orderParams, ctx.params).id;
