@@ -2,6 +2,7 @@
 // code base does on purpose, plus the layer boundaries of docs/conventions.md and no import cycles.
 // `npm run lint` runs it; .ci/run runs it before the typecheck and the tests.
 import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import { importX, createNodeResolver } from 'eslint-plugin-import-x';
@@ -57,10 +58,10 @@ const allowedToday = [
   ['src/client/parlay.ts', 'src/http/routes/parlays.ts'],
 ];
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ['node_modules/', 'data/', 'dist/', '.kafka/', '.cache/', 'bench/out/', 'test/fixtures/'] },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  tseslint.configs.recommended,
   {
     languageOptions: { globals: { ...globals.node } },
     plugins: { 'import-x': importX, local },
