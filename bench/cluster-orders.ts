@@ -8,7 +8,6 @@
 //   PROFILE_NODES=1 writes each node's CPU profile to /tmp/nprof; SERVICE_NODE_OPTIONS is handed to the nodes (e.g. --perf-basic-prof).
 import { latencyPlot } from './plot.ts';
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
 import pg from 'pg';
 import { startLocalChain } from '../src/chain/local/index.ts';

@@ -40,7 +40,7 @@ export function createMetrics(nodeId: string, defaults = true) {
   });
   registry.registerMetric(settlementOutcomes);
   const asks = new Histogram({ name: 'asks_duration_seconds', help: 'Asks (command + answer) by topic and outcome (ok, timeout, failed)', labelNames: ['topic', 'outcome'], registers: [registry], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10] });
-  const lag = new Gauge({
+  new Gauge({
     name: 'consumer_lag', help: 'Records not yet processed, per owned partition (log end - next offset)', labelNames: ['topic', 'partition'], registers: [registry],
     async collect() {
       this.reset();
@@ -58,19 +58,19 @@ export function createMetrics(nodeId: string, defaults = true) {
       }
     },
   });
-  const actors = new Gauge({
+  new Gauge({
     name: 'runtime_actors', help: 'Actors live in this node, per kind', labelNames: ['kind'], registers: [registry],
     collect() {
       this.reset();
       if (source) for (const [kind, n] of Object.entries(source.actorCounts())) this.set({ kind }, n);
     },
   });
-  const unsaved = new Gauge({
+  new Gauge({
     name: 'runtime_unsaved_actors', help: 'Actors changed in memory since their stored snapshot (a new owner replays their records)', registers: [registry],
     collect() { if (source?.unsavedActors) this.set(source.unsavedActors()); },
   });
   const snapshotAt = new Map<string, number>();
-  const snapshotAge = new Gauge({
+  new Gauge({
     name: 'snapshot_age_seconds', help: 'Seconds since this node last committed snapshots of an owned partition', labelNames: ['topic', 'partition'], registers: [registry],
     collect() {
       this.reset();

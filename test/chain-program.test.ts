@@ -5,7 +5,7 @@ import { Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, Transaction
 import { coder, PARLAY_PROGRAM_ID } from '../src/chain/idl.ts';
 import { programEventLines } from '../src/chain/logs.ts';
 import { createParlayInstruction, findConfigPda, findParlayPda, findVaultPda, marketAddressFor } from '../src/chain/program.ts';
-import { startLocalChain, type LocalChain, type BootstrapOptions, type TxResult } from '../src/chain/local/index.ts';
+import { startLocalChain, type BootstrapOptions, type TxResult } from '../src/chain/local/index.ts';
 
 const U = 1_000_000n;
 

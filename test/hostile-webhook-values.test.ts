@@ -7,10 +7,8 @@ import { BN } from '@coral-xyz/anchor';
 import { testNode, call, token, WEBHOOK_SECRET } from './helpers/node.ts';
 import { freshDatabase } from './helpers/db.ts';
 import { eventLine, rawTx, sig } from './helpers/events.ts';
-import { PARLAY_PROGRAM_ID } from '../src/chain/idl.ts';
 import type { ServiceNode } from '../src/node.ts';
 
-const PID = PARLAY_PROGRAM_ID.toBase58();
 const WEBHOOK = '/api/parlays/webhooks/indexer/';
 const admin = token({ sub: 'root', is_superuser: true });
 const user = Keypair.generate().publicKey;

@@ -1,4 +1,5 @@
-// The parlay program's Anchor IDL (a copy of shared/contracts/parlay_program.json) and its Borsh coder.
+// The parlay program's Anchor IDL (parlay_program.json beside this file, the contract of
+// docs/contracts/service.md) and its Borsh coder.
 import { BorshCoder, type Idl } from '@coral-xyz/anchor';
 import { PublicKey } from '@solana/web3.js';
 import { createRequire } from 'node:module';

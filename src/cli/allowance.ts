@@ -54,7 +54,7 @@ export async function runAllowance(a: AllowanceArgs, out: (line: string) => void
   try {
     owner = parseKeypair(readFileSync(a.keypair, 'utf8'));
   } catch (e) {
-    throw new Error(`cannot read the keypair file ${a.keypair}: ${(e as Error).message}`);
+    throw new Error(`cannot read the keypair file ${a.keypair}: ${(e as Error).message}`, { cause: e });
   }
   const cfg = a.service ? await getJson(`${a.service.replace(/\/$/, '')}/v1/config`) : null;
   const delegate = a.delegate ?? cfg?.delegate;

@@ -98,8 +98,6 @@ export interface SettlementRow {
   signature: string | null; reason: string | null; culprits: string[] | string; reconciled: boolean;
 }
 
-const FINAL = new Set(['CONFIRMED', 'FAILED']);
-
 /** True when a failed transaction ran out of compute units (as the SVM reports it). */
 export function outOfCompute(err: TransactionError | null, logs: string[] = []): boolean {
   const ie = (err as any)?.InstructionError;

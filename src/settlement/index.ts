@@ -20,7 +20,7 @@ export function delegateKeypair(cfg: Config): Keypair | null {
   try {
     kp = parseKeypair(existsSync(v) ? readFileSync(v, 'utf8') : v);
   } catch (e) {
-    throw new Error(`CLOB_DELEGATE_KEYPAIR is neither a JSON secret-key array nor a file holding one: ${(e as Error).message}`);
+    throw new Error(`CLOB_DELEGATE_KEYPAIR is neither a JSON secret-key array nor a file holding one: ${(e as Error).message}`, { cause: e });
   }
   const pub = kp.publicKey.toBase58();
   if (cfg.delegate && cfg.delegate !== pub) throw new Error(`CLOB_DELEGATE (${cfg.delegate}) is not the key of CLOB_DELEGATE_KEYPAIR (${pub})`);

@@ -1,4 +1,5 @@
-// The shared webhook fixtures (shared/fixtures/webhooks), read from beside the repository.
+// The sample webhook deliveries of docs/contracts/service.md, kept in test/fixtures/webhooks
+// (WEBHOOK_FIXTURES points elsewhere).
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// The fixture scenario of shared/fixtures/webhooks/README.md, against any running node.
+// The fixture scenario of test/fixtures/webhooks/README.md, against any running node.
 import type { ExecutionContext } from 'ava';
 import { call, token, WEBHOOK_SECRET } from './node.ts';
 import { fixture } from './fixtures.ts';

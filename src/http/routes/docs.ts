@@ -18,7 +18,7 @@ export function docsRoutes(registry: OpenApiRegistry = openapi) {
   const r = new Router();
   let doc: Record<string, any> | null = null;
   let html: string | null = null;
-  const document = () => (doc ??= registry.document({ description: 'Both areas of the service: the parlay mirror (/api/...) and the order book (/v1/...). See SPEC.md and contracts/.' }));
+  const document = () => (doc ??= registry.document({ description: 'Both areas of the service: the parlay mirror (/api/...) and the order book (/v1/...). See docs/spec.md and docs/contracts/ in the repository.' }));
   r.get('/openapi.json', (ctx) => { ctx.body = document(); });
   r.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';

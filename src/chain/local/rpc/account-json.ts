@@ -7,6 +7,7 @@ import { RpcError, RPC_INVALID_PARAMS } from './rpc-error.ts';
 export type AccountEncoding = 'base64' | 'base58' | 'jsonParsed' | 'base64+zstd';
 export interface AccountConfig { encoding?: AccountEncoding; dataSlice?: { offset: number; length: number } }
 
+// eslint-disable-next-line no-loss-of-precision -- u64::MAX as a validator writes it; JSON readers get the same double
 const RENT_EPOCH_MAX = 18446744073709551615;
 
 export function accountJson(svm: SvmAccess, acc: AccountState | null, config: AccountConfig = {}) {

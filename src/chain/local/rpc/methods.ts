@@ -1,5 +1,5 @@
 // The JSON-RPC methods of the local chain, with a validator's request and response shapes.
-import { PublicKey, VersionedMessage, VersionedTransaction } from '@solana/web3.js';
+import { PublicKey, VersionedMessage } from '@solana/web3.js';
 import { AccountLayout, MintLayout, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import bs58 from 'bs58';
 import { Chain } from '../chain.ts';
