@@ -2,7 +2,6 @@
 import { createHash, createSecretKey, timingSafeEqual } from 'node:crypto';
 import jwt from 'koa-jwt';
 import type { Context, Next } from 'koa';
-import { z } from 'zod';
 import { HttpError } from './errors.ts';
 import { platformClaims, type PlatformUser } from '../platform-user.ts';
 
