@@ -74,6 +74,10 @@ const schema = z.object({
   LOG_LEVEL: z.string().default('info'),
   LOCAL_CHAIN: z.enum(['0', '1']).optional(),
   LOCAL_CHAIN_PORT: z.coerce.number().int().min(0).max(65535).default(8899),
+  // Test and operations switches (chaos tests, log replays); not for production use.
+  RUNTIME_CRASH_POINT: z.string().regex(/^(before|after)-commit:\d+$/).optional(),
+  SETTLEMENT_CRASH_POINT: z.string().max(100).optional(),
+  CLOB_BOOK_CLOCK: z.enum(['0', '1']).default('1'),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -153,6 +157,10 @@ export interface Config {
   /** Start the local chain beside the service (development without SOLANA_RPC_URL). */
   localChain: boolean;
   localChainPort: number;
+  /** Chaos hooks: kill the process with SIGKILL at a named point (`before-commit:N`, …). */
+  crashPoints: { runtime?: string; settlement?: string };
+  /** The book clock and heartbeat clock run (off only for log replays, which must add no commands). */
+  bookClock: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -235,5 +243,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: e.LOG_LEVEL,
     localChain: !prod && (e.LOCAL_CHAIN ? e.LOCAL_CHAIN === '1' : !e.SOLANA_RPC_URL),
     localChainPort: e.LOCAL_CHAIN_PORT,
+    crashPoints: { runtime: e.RUNTIME_CRASH_POINT, settlement: e.SETTLEMENT_CRASH_POINT },
+    bookClock: e.CLOB_BOOK_CLOCK === '1',
   };
 }

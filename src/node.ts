@@ -117,7 +117,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
     bus, store, nodeId: cfg.nodeId, groupId: cfg.topicPrefix + cfg.groupId,
     kinds: [...parlayKinds(parlayTopic), ...clobKinds({ bookTopic, walletTopic })],
     partitions: { [parlayTopic]: cfg.partitions, [bookTopic]: cfg.partitions, [walletTopic]: cfg.partitions },
-    log, metrics: metrics.runtime, faults: crashPoint(process.env.RUNTIME_CRASH_POINT, log), maxLiveActors: cfg.maxLiveActors, checkpoint: cfg.checkpoint,
+    log, metrics: metrics.runtime, faults: crashPoint(cfg.crashPoints.runtime, log), maxLiveActors: cfg.maxLiveActors, checkpoint: cfg.checkpoint,
     // The order book's projections wrote: the outbox and the ledger have rows to send (parlay batches write neither).
     onCommitted: (topic) => { if (topic !== parlayTopic) wakeRelays(); },
   });
@@ -171,9 +171,9 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
     maxOpenOrdersPerMarket: cfg.maxOpenOrdersPerMarket,
   });
   const clock = new BookClock({ db, asker, bus, runtime, bookTopic, log });
-  if (process.env.CLOB_BOOK_CLOCK !== '0') clock.start(); // off only for log replays, which must add no commands
+  if (cfg.bookClock) clock.start(); // off only for log replays, which must add no commands
   const heartbeats = new HeartbeatClock({ db, asker, bookTopic, nodeId: cfg.nodeId, timeoutMs: cfg.heartbeatTimeoutMs, log, onExpiry: (_w, n) => metrics.heartbeatExpiry(n) });
-  if (process.env.CLOB_BOOK_CLOCK !== '0') heartbeats.start();
+  if (cfg.bookClock) heartbeats.start();
   const ledgerTopic = (t: string) => `${cfg.topicPrefix}${t === 'orders' ? TOPICS.ledgerOrders : TOPICS.ledgerTrades}`;
   await bus.ensureTopics([{ topic: ledgerTopic('orders'), partitions: cfg.partitions }, { topic: ledgerTopic('trades'), partitions: cfg.partitions }]);
   const ledgerRelay = new LedgerRelay(orm, bus, ledgerTopic, log);

@@ -62,7 +62,7 @@ export async function startSettlement(w: SettlementWiring): Promise<SettlementEx
     groupId: `${w.cfg.topicPrefix}${w.cfg.groupId}.settlement`,
     fromBus: !!w.cfg.databaseUrl, // the ledger relay runs with PostgreSQL; embedded, the executor reads the ledger table
     maxAttempts: w.cfg.settlementMaxAttempts, cuPrice: BigInt(w.cfg.settlementCuPrice), pollMs: w.cfg.settlementPollMs,
-    crashPoint: process.env.SETTLEMENT_CRASH_POINT,
+    crashPoint: w.cfg.crashPoints.settlement,
     sizeUpdate: async (body) => {
       const r = await fetch(`${w.url}/v1/orders/size-update`, {
         method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-token': w.cfg.clobInternalToken }, body: JSON.stringify(body),

@@ -49,9 +49,7 @@ export async function replayAndDump(brokers: string, prefix: string, partitions:
     for (const p of parts) { await bus.send(topic, p.map((r) => ({ key: r.key, value: r.value }))); records += p.length; }
   }
   const db = await freshDatabase('replay');
-  process.env.CLOB_BOOK_CLOCK = '0';
-  const node = await testNode({ DATABASE_URL: db.url, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(partitions), NODE_ID: 'replayer' }, { bus });
-  delete process.env.CLOB_BOOK_CLOCK;
+  const node = await testNode({ DATABASE_URL: db.url, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(partitions), NODE_ID: 'replayer', CLOB_BOOK_CLOCK: '0' }, { bus });
   // Wait until every logged record is consumed (the replay's own outbox adds only duplicates).
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
