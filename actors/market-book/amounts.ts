@@ -1,10 +1,11 @@
 // Price, fee and reservation arithmetic (contracts/clob.md: the signed order, fees, reservation).
 // Prices are micro-units of collateral per token unit; amounts are bigint micro-units.
 import type { Reservation, Side } from './types.ts';
+import { decimalToMicro as toMicro, MICRO } from '../../topics/units.ts';
 
 /** Price 1.0 and one token or collateral unit, in micro-units. */
 export const ONE = 1_000_000;
-export const ONE_N = 1_000_000n;
+export const ONE_N = MICRO;
 const FEE_DEN = 10_000n * ONE_N;
 
 export function gcd(a: number, b: number): number {
@@ -56,7 +57,5 @@ export function releaseOf(o: { owner: string; side: Side; tokenId: string; price
 
 /** "0.01" / 0.01 (decimal units, at most 6 places) → 10_000 micro-units; null when malformed. */
 export function decimalToMicro(v: string | number): bigint | null {
-  const m = /^(\d{1,18})(?:\.(\d{1,6}))?$/.exec(typeof v === 'number' ? (Number.isFinite(v) ? v.toFixed(6) : '') : v.trim());
-  if (!m) return null;
-  return BigInt(m[1]) * ONE_N + BigInt((m[2] ?? '').padEnd(6, '0'));
+  return toMicro(typeof v === 'number' ? (Number.isFinite(v) ? v.toFixed(6) : '') : v.trim());
 }

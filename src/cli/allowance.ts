@@ -10,6 +10,7 @@
 // book's collateral mint from GET /v1/config and each --market's YES and NO from
 // GET /v1/markets/{id}. The delegate: --delegate, else the node's (GET /v1/config).
 // --amount is in token units (decimal, 6 places) or `max`. Prints one JSON line per account.
+import { decimalToMicro } from '../../topics/units.ts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
@@ -41,7 +42,12 @@ const args = z.object({
 export type AllowanceArgs = z.infer<typeof args>;
 
 const U64_MAX = (1n << 64n) - 1n;
-const micro = (s: string) => { if (s === 'max') return U64_MAX; const [i, f = ''] = s.split('.'); return BigInt(i) * 1_000_000n + BigInt(f.padEnd(6, '0')); };
+const micro = (s: string) => {
+  if (s === 'max') return U64_MAX;
+  const n = decimalToMicro(s);
+  if (n === null) throw new Error(`--amount must be a decimal of units (at most 6 places) or max: ${s}`);
+  return n;
+};
 
 async function getJson(url: string): Promise<any> {
   const r = await fetch(url);

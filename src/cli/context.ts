@@ -10,7 +10,8 @@ import { TOPICS } from '../../topics/names.ts';
 import { parlayKinds } from '../parlay/kinds.ts';
 import { clobKinds } from '../clob/kinds.ts';
 
-export type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+export type { Db } from '../db.ts';
+import type { Db } from '../db.ts';
 
 export class OpsError extends Error {
   constructor(message: string, readonly exitCode = 2) {

@@ -1,6 +1,6 @@
 // Persisted cursors of long operations (`ops_jobs`, `ops_job_items`): an interrupted run (SIGINT,
 // crash) is resumed by running the same command again; `--restart` starts it afresh.
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export interface Job<P = any, S = any> {
   id: string;

@@ -1,5 +1,6 @@
 // Signed orders as contracts/clob.md defines them: amounts from a decimal price and size, the order
 // hash (SHA-256 of `clob-order-v1` and the fixed-width fields), the ed25519 signature, the id.
+import { decimalToMicro, microToDecimal } from '../../topics/units.ts';
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { orderHash, orderId as idOfHash, signOrder, type SignedOrder } from '../clob/signed-order.ts';
@@ -18,17 +19,14 @@ export const addressOf = (w: WalletKey) => bs58.encode(w.secretKey.slice(32, 64)
 
 /** `"0.55"` → 550000n (at most 6 places). */
 export function micro(v: string | number): bigint {
-  const m = /^(\d+)(?:\.(\d{1,6}))?$/.exec(String(v));
-  if (!m) throw new Error(`not a decimal with at most 6 places: ${v}`);
-  return BigInt(m[1]) * 1_000_000n + BigInt((m[2] ?? '').padEnd(6, '0'));
+  const n = decimalToMicro(String(v));
+  if (n === null) throw new Error(`not a decimal with at most 6 places: ${v}`);
+  return n;
 }
 
 /** 550000n → `"0.55"`. */
 export function decimal(v: bigint | string | number): string {
-  const n = BigInt(v);
-  const i = n / 1_000_000n;
-  const f = (n % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
-  return f ? `${i}.${f}` : `${i}`;
+  return microToDecimal(v);
 }
 
 export interface OrderInput {

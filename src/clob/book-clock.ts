@@ -5,7 +5,7 @@ import type { Asker } from '../runtime/asker.ts';
 import type { Runtime } from '../runtime/runtime.ts';
 import type { Bus } from '../runtime/types.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export class BookClock {
   private timer: NodeJS.Timeout | null = null;

@@ -1,15 +1,15 @@
 // The market catalog (contracts/clob.md, Markets): validated admin edits, reads shaped for the API.
 import bs58 from 'bs58';
 import { z } from 'zod';
+import { decimalToMicro } from '../../topics/units.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 const pubkey = z.string().refine((s) => { try { return bs58.decode(s).length === 32; } catch { return false; } }, 'must be a base58 32-byte address');
 /** A decimal in [0, 1e12) with up to 6 places, as a string or number → micro-units. */
 const micro = (max: bigint) => z.union([z.string(), z.number()]).transform((v, ctx) => {
-  const m = /^(\d{1,12})(?:\.(\d{1,6}))?$/.exec(String(v));
-  if (!m) { ctx.addIssue({ code: 'custom', message: 'must be a decimal with at most 6 places' }); return z.NEVER; }
-  const n = BigInt(m[1]) * 1_000_000n + BigInt((m[2] ?? '').padEnd(6, '0'));
+  const n = decimalToMicro(String(v), { maxWholeDigits: 12 });
+  if (n === null) { ctx.addIssue({ code: 'custom', message: 'must be a decimal with at most 6 places' }); return z.NEVER; }
   if (n > max) { ctx.addIssue({ code: 'custom', message: 'out of range' }); return z.NEVER; }
   return n;
 });

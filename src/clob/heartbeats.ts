@@ -13,7 +13,7 @@
 // next heartbeat arms it again, so orders placed afterwards without heartbeats stay.
 import type { Asker } from '../runtime/asker.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export const HEARTBEAT_CANCEL_REASON = 'heartbeat_timeout';
 

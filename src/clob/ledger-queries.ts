@@ -1,6 +1,8 @@
 // Reads of the ledger read models (open_orders, trades), scoped to the caller, shaped as
 // contracts/clob.md answers them.
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import { microToDecimal } from '../../topics/units.ts';
+
+import type { Db } from '../db.ts';
 
 const dec = (col: string) => `trim(trailing '.' from trim(trailing '0' from (${col}::numeric / 1000000)::numeric(40,6)::text))`;
 const unix = (col: string) => `floor(extract(epoch from ${col}))::bigint::text`;
@@ -66,9 +68,4 @@ export async function lastTrade(db: Db, market: string) {
   return rows.length ? parse(rows[0].j) : null;
 }
 
-function micro(v: unknown): string {
-  const n = BigInt(String(v));
-  const i = n / 1_000_000n;
-  const f = (n % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
-  return f ? `${i}.${f}` : `${i}`;
-}
+const micro = (v: unknown): string => microToDecimal(String(v));

@@ -6,7 +6,7 @@ import type { Orm } from '../store/orm.ts';
 import { toJson } from '../runtime/json.ts';
 import { WakeLoop } from '../store/wake-loop.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export interface LedgerRow { market: string; topic: 'orders' | 'trades'; seq: string; type: string; owner_lc: string | null; payload: any; at: string }
 

@@ -6,9 +6,10 @@ import { createHash } from 'node:crypto';
 import type { Asker } from '../runtime/asker.ts';
 import { AskTimeout } from '../runtime/asker.ts';
 import { invalid, notFound, unavailable } from '../errors.ts';
+import { decimalToMicro } from '../../topics/units.ts';
 import { decimal } from './service.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 /** What the catalog says of a market, for its two tokens. */
 interface MarketRow { condition_id: string; yes_token_id: string; no_token_id: string; tick_size: string; min_size: string }
@@ -191,10 +192,9 @@ function byToken(books: BookSummary[]): Map<string, BookSummary> {
 
 /** A decimal string of at most 6 places as integer micro-units. */
 function micro(v: string): bigint {
-  const neg = v.startsWith('-');
-  const [i, f = ''] = (neg ? v.slice(1) : v).split('.');
-  const n = BigInt(i) * 1_000_000n + BigInt(f.padEnd(6, '0'));
-  return neg ? -n : n;
+  const n = decimalToMicro(v, { negative: true });
+  if (n === null) throw new Error(`not a decimal of units: ${v}`);
+  return n;
 }
 
 /** The canonical text a book's hash is taken of: one line per field, levels as price:size. */

@@ -4,11 +4,12 @@
 import type { Asker } from '../runtime/asker.ts';
 import { AskTimeout } from '../runtime/asker.ts';
 import { DomainError, invalid, unavailable, upstream } from '../errors.ts';
+import { microToDecimal } from '../../topics/units.ts';
 import type { ChainGateway } from '../chain/gateway.ts';
 import type { Catalog } from './catalog.ts';
 import { orderHash, orderId, priceAndSize, verifyOrderSignature, type SignedOrder } from './signed-order.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export interface ClobServiceDeps {
   asker: Asker;
@@ -222,12 +223,7 @@ function scaled(v: string, places: number): bigint {
   return BigInt(whole) * 10n ** BigInt(places) + BigInt(frac.padEnd(places, '0').slice(0, places));
 }
 
-const dec = (micro: bigint | number | string) => {
-  const v = BigInt(micro);
-  const i = v / 1_000_000n;
-  const f = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
-  return f ? `${i}.${f}` : `${i}`;
-};
+const dec = microToDecimal;
 
 /** contracts/clob.md, Reads: a book-form order. */
 export function bookForm(o: any) {

@@ -5,7 +5,7 @@
 // on a sign-in at most once per window (deterministically, not by chance).
 import { checkSignIn, SIGN_IN_SKEW_SECONDS, type ClobTokens, type SignInBody } from './sign-in.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export type SignInResult = { ok: true; token: ReturnType<ClobTokens['issue']> } | { ok: false; reason: string };
 

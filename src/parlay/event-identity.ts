@@ -3,7 +3,7 @@
 // `parlay_event_identities`; a later event with the same identity and other bytes conflicts and is
 // not applied. An identical re-send claims nothing new and goes on to the actors, which answer it
 // as a duplicate.
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export interface EventClaim { signature: string; index: number; hash: string }
 

@@ -1,7 +1,7 @@
 // Reads of the parlay side, straight from the read models, shaped as the API answers them.
 import type { Reader } from '../store/reader.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 const ts = (col: string) => `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
 

@@ -18,7 +18,7 @@ import { ChainError, MissingAuthority, type ChainGateway } from '../chain/gatewa
 const PARLAY_NOT_ACTIVE = 6009;
 const NONE = Buffer.alloc(0);
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export interface ParlayServiceDeps {
   db: () => Db;

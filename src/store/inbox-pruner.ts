@@ -7,7 +7,7 @@
 // again), no row younger than it is deleted, so a re-sent command still meets its first answer.
 import { WakeLoop } from './wake-loop.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 
 export interface InboxPrunerOptions {
   /** Rows younger than this stay (an asker's retries, a duplicate in flight). */

@@ -7,7 +7,7 @@ import {
 } from './pricing.ts';
 import type { QuoteRequest, TemplateCreate, TemplateLegInput, TemplatePatch } from './schemas.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../db.ts';
 type Tx = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 
 export interface TemplateServiceDeps {

@@ -11,7 +11,7 @@ import { limit } from '../rate-limit.ts';
 import { documentRoutes } from '../openapi.ts';
 import * as api from '../openapi-schemas.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../../db.ts';
 
 /** A wallet as a token may name it (the same bound as a sign-in's address). */
 const WALLET = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;

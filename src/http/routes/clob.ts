@@ -16,7 +16,7 @@ import type { Edge } from '../edge.ts';
 import { documentRoutes } from '../openapi.ts';
 import * as api from '../openapi-schemas.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../../db.ts';
 
 const orderIdSchema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'an order id is 0x + 64 hex digits').transform((s) => s.toLowerCase());
 const conditionId = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits').transform((s) => s.toLowerCase());

@@ -10,7 +10,7 @@ import type { ClobTokens } from '../../clob/sign-in.ts';
 import { documentRoutes } from '../openapi.ts';
 import type { Edge } from '../edge.ts';
 
-type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
+import type { Db } from '../../db.ts';
 
 /** Body of POST /v1/heartbeats (optional: no body = a heartbeat that arms the wallet). */
 export const heartbeatBody = z.strictObject({

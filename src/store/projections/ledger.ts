@@ -3,15 +3,12 @@
 import type { Applied, StoreTx } from '../../runtime/types.ts';
 import { toJson } from '../../runtime/json.ts';
 import { enqueue, type OutboxMessage } from '../outbox.ts';
+import { microToDecimal } from '../../../topics/units.ts';
 import type { MarketBookEvent } from '../../../actors/market-book/index.ts';
 
 type Ev = MarketBookEvent;
 const iso = (ms: number) => new Date(ms).toISOString();
-const dec = (micro: bigint | number) => {
-  const v = BigInt(micro);
-  const f = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
-  return f ? `${v / 1_000_000n}.${f}` : `${v / 1_000_000n}`;
-};
+const dec = microToDecimal;
 
 export interface LedgerProjectionOptions { walletTopic: string }
 
