@@ -9,6 +9,7 @@ import { clobWorld } from './helpers/clob-world.ts';
 import { sse } from './helpers/sse.ts';
 import { TOPICS } from '../topics/names.ts';
 import { FillBook } from '../examples/ledger-consumer.ts';
+import { ledgerMessage } from '../topics/ledger.ts';
 
 quietKafkajsTimerWarning();
 
@@ -81,4 +82,10 @@ test('ledger topics carry gap-free seq per market; SSE resumes from Last-Event-I
   await consumer.disconnect();
   t.deepEqual(got.map((x) => x.seq), Array.from({ length: ordersExpected }, (_, i) => i + 1));
   t.true(got.every((x) => x.v === 1 && x.market === m && typeof x.at === 'string'));
+  // Every message on the topic (and every trade message of the SSE stream, which hides other
+  // wallets' order owners) is one topics/ledger.ts describes.
+  for (const x of [...got, ...all.filter((y) => y.topic === 'ledger.trades')]) {
+    const r = ledgerMessage.safeParse(x);
+    t.true(r.success, `${x.type}: ${r.success ? '' : JSON.stringify(r.error.issues).slice(0, 300)}`);
+  }
 });

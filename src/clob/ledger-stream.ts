@@ -6,14 +6,15 @@ import type { Orm } from '../store/orm.ts';
 import { toJson } from '../runtime/json.ts';
 import { WakeLoop } from '../store/wake-loop.ts';
 
+import { ledgerWire, type LedgerMessage } from '../../topics/ledger.ts';
 import type { Db } from '../db.ts';
 
 export interface LedgerRow { market: string; topic: 'orders' | 'trades'; seq: string; type: string; owner_lc: string | null; payload: any; at: string }
 
-/** The wire message of contracts/clob.md, Ledger stream: `{ v: 1, type, market, seq, at, ... }`. */
-export function ledgerMessage(r: LedgerRow): Record<string, unknown> {
+/** The wire message of contracts/clob.md, Ledger stream: `{ v: 1, type, market, seq, at, ... }` (topics/ledger.ts). */
+export function ledgerMessage(r: LedgerRow): LedgerMessage {
   const payload = typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload;
-  return { v: 1, type: r.type, market: r.market, seq: Number(r.seq), at: new Date(r.at).toISOString(), ...payload };
+  return ledgerWire({ market: r.market, seq: r.seq, at: r.at, payload: { type: r.type, ...payload } });
 }
 
 /**

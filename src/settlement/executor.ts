@@ -28,6 +28,7 @@
 // with the step; the book writes them to the ledger (trade_mined, trade_confirmed, trade_retrying,
 // trade_failed) with the market's gap-free seq and to the trades read model. After FAILED is on
 // the ledger, the executor calls POST /v1/orders/size-update to invalidate the orders involved.
+import { tradeMatchedRef } from '../../topics/ledger.ts';
 import { writeSync } from 'node:fs';
 import { Connection, PublicKey, type Keypair, type TransactionError } from '@solana/web3.js';
 import type { Logger } from 'pino';
@@ -134,8 +135,8 @@ export class SettlementExecutor {
           const rows: { trade_id: string; market: string }[] = [];
           for (const r of batch.records) {
             try {
-              const m = JSON.parse(r.value);
-              if (m?.type === 'trade_matched' && typeof m.trade?.id === 'string') rows.push({ trade_id: m.trade.id, market: String(m.market) });
+              const m = tradeMatchedRef.safeParse(JSON.parse(r.value));
+              if (m.success) rows.push({ trade_id: m.data.trade.id, market: m.data.market });
             } catch { /* not ours to judge: the ledger's consumers skip what they cannot read */ }
           }
           if (rows.length) await this.intake(rows);

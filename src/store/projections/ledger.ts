@@ -4,6 +4,7 @@ import type { Applied, StoreTx } from '../../runtime/types.ts';
 import { toJson } from '../../runtime/json.ts';
 import { enqueue, type OutboxMessage } from '../outbox.ts';
 import { microToDecimal } from '../../../topics/units.ts';
+import type { LedgerPayload } from '../../../topics/ledger.ts';
 import type { MarketBookEvent } from '../../../actors/market-book/index.ts';
 
 type Ev = MarketBookEvent;
@@ -27,8 +28,11 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     const tradeUpdates: { id: string; status: string; hash: string; at: string }[] = [];
     const wallet: OutboxMessage[] = [];
     const ledger: Record<string, unknown>[] = [];
-    const say = (market: string, topic: 'orders' | 'trades', type: string, owner: string | null, at: number, payload: Record<string, unknown>) =>
-      ledger.push({ market, topic, type, owner_lc: owner?.toLowerCase() ?? null, at: iso(at), ord: ledger.length, payload });
+    // One public ledger message (topics/ledger.ts): its type is a column, the rest its payload.
+    const say = (market: string, owner: string | null, at: number, msg: LedgerPayload) => {
+      const { type, ...payload } = msg;
+      ledger.push({ market, topic: type.startsWith('order_') ? 'orders' : 'trades', type, owner_lc: owner?.toLowerCase() ?? null, at: iso(at), ord: ledger.length, payload });
+    };
     const w = o.walletTopic;
     for (const a of applied) {
       const market = a.key;
@@ -43,7 +47,8 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status, associate_trades: e.tradeIds ?? [], type: od.orderType,
               fee_rate_bps: od.feeRateBps, expiration: String(od.expiration), created_at: iso(od.createdAt), updated_at: iso(e.at),
             });
-            say(market, 'orders', e.type === 'OrderDelayed' ? 'order_delayed' : 'order_placed', od.owner, e.at, {
+            say(market, od.owner, e.at, {
+              type: e.type === 'OrderDelayed' ? 'order_delayed' : 'order_placed',
               order: {
                 id: od.hash, owner: od.owner, asset_id: od.tokenId, side: od.side, outcome: od.outcome, price: dec(od.price),
                 original_size: dec(od.size), size_matched: dec(od.sizeMatched ?? 0n), status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status,
@@ -64,7 +69,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           }
           case 'OrderUpdated':
             updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status: e.status, trade: e.tradeId, at: iso(e.at) });
-            say(market, 'orders', 'order_updated', e.owner, e.at, { order_id: e.orderId, owner: e.owner, size_matched: dec(e.sizeMatched), status: e.status, trade_id: e.tradeId });
+            say(market, e.owner, e.at, { type: 'order_updated', order_id: e.orderId, owner: e.owner, size_matched: dec(e.sizeMatched), status: e.status, trade_id: e.tradeId });
             { const m = release(w, `fill:${e.orderId}:${e.tradeId}`, e.orderId, e.release, 'filled', e.at); if (m) wallet.push(m); }
             break;
           case 'OrderCancelled':
@@ -72,8 +77,10 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           case 'OrderInvalidated': {
             const status = e.type === 'OrderCancelled' ? 'CANCELED' : e.type === 'OrderInvalidated' ? 'INVALIDATED' : e.reason === 'expired' ? 'EXPIRED' : 'EJECTED';
             updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status, trade: e.tradeId ?? null, at: iso(e.at) });
-            say(market, 'orders', e.type === 'OrderCancelled' ? 'order_cancelled' : e.type === 'OrderInvalidated' ? 'order_invalidated' : 'order_ejected', e.owner, e.at,
-              { order_id: e.orderId, owner: e.owner, size_matched: dec(e.sizeMatched), status, reason: e.reason ?? null, ...(e.tradeId ? { trade_id: e.tradeId } : {}) });
+            const end = { order_id: e.orderId as string, owner: e.owner as string, size_matched: dec(e.sizeMatched), reason: (e.reason ?? null) as string | null };
+            say(market, e.owner, e.at, e.type === 'OrderCancelled' ? { type: 'order_cancelled', ...end, status: 'CANCELED' }
+              : e.type === 'OrderInvalidated' ? { type: 'order_invalidated', ...end, status: 'INVALIDATED', ...(e.tradeId ? { trade_id: e.tradeId } : {}) }
+              : { type: 'order_ejected', ...end, status: status as 'EXPIRED' | 'EJECTED' });
             const m = release(w, `${status.toLowerCase()}:${e.orderId}`, e.orderId, e.release, status.toLowerCase(), e.at);
             if (m) wallet.push(m);
             break;
@@ -86,7 +93,8 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               match_type: t.match_type, match_time: iso(t.match_time), last_update: iso(t.last_update), owner: t.owner, maker_address: t.maker_address,
               transaction_hash: t.transaction_hash ?? '', maker_orders: t.maker_orders.map((m: any) => ({ ...m, matched_amount: m.matched_amount.toString() })),
             });
-            say(market, 'trades', 'trade_matched', null, t.match_time, {
+            say(market, null, t.match_time, {
+              type: 'trade_matched',
               trade: {
                 id: t.id, taker_order_id: t.taker_order_id, market, asset_id: t.asset_id, side: t.side, size: dec(t.size), price: dec(t.price),
                 fee_rate_bps: String(t.fee_rate_bps), status: t.status, match_type: t.match_type, match_time: String(Math.floor(t.match_time / 1000)),
@@ -108,7 +116,8 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           case 'TradeUpdated': {
             // Settlement news (src/settlement/): the trade's status on the read model and the ledger.
             tradeUpdates.push({ id: e.tradeId, status: e.status, hash: e.transactionHash, at: iso(e.at) });
-            say(market, 'trades', `trade_${String(e.status).toLowerCase()}`, null, e.at, {
+            say(market, null, e.at, {
+              type: `trade_${String(e.status).toLowerCase()}` as 'trade_mined' | 'trade_confirmed' | 'trade_retrying' | 'trade_failed',
               trade_id: e.tradeId, status: e.status, transaction_hash: e.transactionHash, attempt: e.attempt,
               ...(e.reason ? { reason: e.reason } : {}), last_update: String(Math.floor(e.at / 1000)),
             });
