@@ -7,6 +7,7 @@ import type { Asker } from '../runtime/asker.ts';
 import { AskTimeout } from '../runtime/asker.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import { decimal } from './service.ts';
+import { marketTrades, type PublicTrade } from './market-trades.ts';
 
 type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
@@ -141,6 +142,11 @@ export class MarketData {
       out[b.asset_id] = b.bids[0] && b.asks[0] ? f(micro(b.bids[0].price), micro(b.asks[0].price)) : null;
     }
     return out;
+  }
+
+  /** The market's most recent trades, public fields only (src/clob/market-trades.ts). */
+  async trades(market: string, limit: number): Promise<PublicTrade[]> {
+    return marketTrades(this.d.db(), market, limit);
   }
 
   async tickSize(token: string): Promise<{ minimum_tick_size: string }> {
