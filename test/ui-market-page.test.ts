@@ -3,7 +3,11 @@
 // The rendered ladder equals GET /v1/book, then an order that crosses changes the ladder and the
 // last trade on the page (through the REST polling when no /ws/market channel answers); the NO
 // view mirrors the YES one; a screenshot goes to docs/market-page.png. Also: the static serving
-// (fixed file list, content types, caching, CSP) and GET /v1/market-trades at the edge.
+// (fixed file list, content types, caching, CSP) and GET /v1/market-trades at the edge. The live
+// path: with a stand-in for the `market` channel in front of the node (test/helpers/ws-stand-in.ts:
+// the server side is not part of this branch), the page applies snapshots and changes, ignores
+// REST while the socket is open, resubscribes with last_seq after a gap or a dropped socket, and
+// polls REST while it cannot connect.
 import test from 'ava';
 import { existsSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
@@ -11,6 +15,7 @@ import { call } from './helpers/node.ts';
 import { order } from './helpers/clob.ts';
 import { clobWorld, type ClobWorld } from './helpers/clob-world.ts';
 import { openapi } from '../src/http/openapi.ts';
+import { channelStandIn, type WsConn } from './helpers/ws-stand-in.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 type Level = { price: string; size: string };
@@ -195,4 +200,79 @@ test.serial('GET /v1/market-trades: newest first, public fields only, bounded; 4
   const unknown = await call(w.node.url, 'GET', `/v1/market-trades?market=0x${'cd'.repeat(32)}`);
   t.is(unknown.status, 404);
   t.is(unknown.body.error, 'not_found');
+});
+
+test.serial('live over the market channel: snapshots and changes applied, resume with last_seq after a gap or a drop, polling meanwhile', async (t) => {
+  const Y = w.market.yes_token_id;
+  const N = w.market.no_token_id;
+  const market = w.market.condition_id;
+  const ch = await channelStandIn(w.node.port);
+  t.teardown(() => ch.close());
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push((e as Error).message));
+  await page.goto(`${ch.url}/ui/markets/${market}`, { waitUntil: 'load' });
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  const feedState = () => page.$eval('#feed-state', (e) => (e as HTMLElement).dataset.state);
+  const subscribes = (c: WsConn) => c.received.filter((m) => m !== 'PING').map((m) => JSON.parse(m));
+  const conn = (i: number) => until(`connection ${i + 1}`, async () => ch.conns[i], (c) => !!c && subscribes(c).length > 0);
+  const ts = () => String(Date.now());
+  const levels = (bids: [string, string][], asks: [string, string][]) => ({ bids: bids.map(([price, size]) => ({ price, size })), asks: asks.map(([price, size]) => ({ price, size })) });
+  const snapshot = (c: WsConn, seq: number, yes: ReturnType<typeof levels>, no: ReturnType<typeof levels>) => {
+    c.send({ event_type: 'book', market, asset_id: Y, seq, timestamp: ts(), hash: 'x', ...yes });
+    c.send({ event_type: 'book', market, asset_id: N, seq, timestamp: ts(), hash: 'x', ...no });
+  };
+  const change = (c: WsConn, seq: number, changes: [string, 'BUY' | 'SELL', string, string][]) => c.send({
+    event_type: 'price_change', market, seq, timestamp: ts(),
+    price_changes: changes.map(([asset_id, side, price, size]) => ({ asset_id, side, price, size, best_bid: '', best_ask: '' })),
+  });
+
+  // The first connection subscribes to both tokens, without last_seq; the snapshot is applied.
+  const c1 = await conn(0);
+  t.deepEqual(subscribes(c1), [{ type: 'subscribe', assets_ids: [Y, N] }]);
+  const ws1 = levels([['0.3', '1']], [['0.8', '2']]);
+  snapshot(c1, 10, ws1, levels([['0.2', '2']], [['0.7', '1']]));
+  t.deepEqual(await until('the snapshot', () => ladder(page), (v) => same(v, ws1)), ws1);
+  t.is(await feedState(), 'live');
+  await new Promise((r) => setTimeout(r, 2500)); // past a poll interval: REST (another book) does not overwrite it
+  t.deepEqual(await ladder(page), ws1, 'no polling while the socket is open');
+
+  // Changes, level by level; "0" removes a level.
+  change(c1, 11, [[Y, 'BUY', '0.31', '4'], [N, 'SELL', '0.69', '4']]);
+  change(c1, 12, [[Y, 'BUY', '0.3', '0'], [N, 'SELL', '0.7', '0']]);
+  const ws2 = levels([['0.31', '4']], [['0.8', '2']]);
+  t.deepEqual(await until('the changes', () => ladder(page), (v) => same(v, ws2)), ws2);
+  c1.send({ event_type: 'last_trade_price', market, seq: 13, timestamp: ts(), asset_id: N, price: '0.67', size: '2', side: 'BUY', fee_rate_bps: '100' });
+  t.is((await until('the last trade', () => lastTrade(page), (v) => v.price === '0.33')).price, '0.33', 'a NO trade at 0.67 is YES 0.33');
+  await new Promise((r) => setTimeout(r, 800)); // the tape reloaded meanwhile holds only older trades
+  t.is((await lastTrade(page)).price, '0.33');
+
+  // A gap (14 missing): the page closes and resumes after 13.
+  change(c1, 15, [[Y, 'SELL', '0.9', '9']]);
+  const c2 = await conn(1);
+  t.deepEqual(subscribes(c2), [{ type: 'subscribe', assets_ids: [Y, N], last_seq: { [market]: 13 } }]);
+  t.deepEqual(await until('the book as of 13 (the message after the gap not applied)', () => ladder(page), (v) => same(v, ws2)), ws2);
+  change(c2, 13, [[Y, 'BUY', '0.5', '5']]); // a repeat of what it has: ignored
+  change(c2, 14, [[Y, 'SELL', '0.8', '5']]);
+  change(c2, 15, [[Y, 'SELL', '0.75', '1']]);
+  const ws3 = levels([['0.31', '4']], [['0.75', '1'], ['0.8', '5']]);
+  t.deepEqual(await until('the resumed changes', () => ladder(page), (v) => same(v, ws3)), ws3);
+
+  // The channel goes away: the page polls REST (the node's real book) until it can resubscribe.
+  ch.refuse = true;
+  c2.drop();
+  const rest = await book(Y);
+  t.deepEqual(await until('the REST book while the socket is closed', () => ladder(page), (v) => same(v, rest)), rest);
+  t.is(await feedState(), 'polling');
+  ch.refuse = false;
+  const c3 = await conn(2);
+  t.deepEqual(subscribes(c3), [{ type: 'subscribe', assets_ids: [Y, N], last_seq: { [market]: 15 } }]);
+  const ws4 = levels([['0.2', '3']], []);
+  snapshot(c3, 40, ws4, levels([], [['0.8', '3']]));
+  t.deepEqual(await until('the fresh snapshot', () => ladder(page), (v) => same(v, ws4)), ws4);
+  t.is(await feedState(), 'live');
+  change(c3, 41, [[Y, 'SELL', '0.6', '1']]);
+  await until('a change after the fresh snapshot', () => ladder(page), (v) => same(v, levels([['0.2', '3']], [['0.6', '1']])));
+  t.deepEqual(errors, []);
+  await page.close();
 });

@@ -1,7 +1,7 @@
 // The market page: the market, a depth ladder of the YES (or NO) view, recent trades and a price
 // chart. Live over the `market` WebSocket channel when the node serves it (feed.js); while the
-// socket is not open, the REST reads are polled every 2 s (POST /v1/books, GET /v1/market-trades),
-// so the page works with or without the channel. Every value goes into the page as text.
+// socket is not open (or has not delivered a book yet), the REST reads are polled every 2 s
+// (POST /v1/books, GET /v1/market-trades), so the page works with or without the channel. Every value goes into the page as text.
 import { Book, micro, decimal } from './book.js';
 import { MarketFeed } from './feed.js';
 import { drawChart } from './chart.js';
@@ -17,11 +17,15 @@ const conditionId = decodeURIComponent(location.pathname.split('/').filter(Boole
 const state = {
   market: null,
   view: 'yes',
-  books: new Map(),
+  // Two copies of both tokens' books: as the channel built them (snapshots + changes, kept across
+  // a reconnect so that a resume from last_seq continues them) and as the REST reads last gave
+  // them. The channel's are shown while the socket is open and has delivered a book.
+  wsBooks: new Map(),
+  restBooks: new Map(),
+  wsReady: false,
   trades: [],
   last: null, // { asset_id, price, size, side, time (ms), id? }
-  live: false,
-  gen: 0, // bumped when the socket opens or closes: REST answers asked before are dropped
+  live: false, // the socket is open
   interval: '1d',
 };
 
@@ -71,8 +75,10 @@ function ladderRows(levels, side, max) {
   return rows;
 }
 
+const fromChannel = () => state.live && state.wsReady;
+
 function renderBook() {
-  const book = state.books.get(token());
+  const book = (fromChannel() ? state.wsBooks : state.restBooks).get(token());
   const { bids, asks } = book ? book.view() : { bids: [], asks: [] };
   const b = bids.slice(0, LEVELS);
   const a = asks.slice(0, LEVELS);
@@ -124,8 +130,8 @@ function renderLast() {
 }
 
 function renderFeed(why) {
-  $('feed-state').dataset.state = state.live ? 'live' : 'polling';
-  $('feed-text').textContent = state.live ? 'live (WebSocket)' : `polling every ${POLL_MS / 1000} s${why ? ` — socket: ${why}` : ''}`;
+  $('feed-state').dataset.state = fromChannel() ? 'live' : 'polling';
+  $('feed-text').textContent = fromChannel() ? 'live (WebSocket)' : `polling every ${POLL_MS / 1000} s${why ? ` — socket: ${why}` : ''}`;
 }
 
 let frame = false;
@@ -139,7 +145,11 @@ function applyTrades(trades) {
   const newest = trades[0];
   const changed = newest?.id !== state.trades[0]?.id;
   state.trades = trades;
-  if (newest) state.last = { asset_id: newest.asset_id, price: newest.price, size: newest.size, side: newest.side, time: Number(newest.match_time) * 1000, id: newest.id };
+  // The newer of the tape's newest trade and a last_trade_price message (the tape has seconds).
+  const at = newest ? Number(newest.match_time) * 1000 : 0;
+  if (newest && (!state.last || state.last.id === newest.id || at + 999 >= (state.last.time ?? 0))) {
+    state.last = { asset_id: newest.asset_id, price: newest.price, size: newest.size, side: newest.side, time: at, id: newest.id };
+  }
   if (changed) void loadChart();
 }
 
@@ -153,22 +163,19 @@ const soonTrades = () => { clearTimeout(tradesTimer); tradesTimer = setTimeout((
 
 /** One REST refresh: both tokens' books (one request, one consistent state) and the trades. */
 async function poll() {
-  const gen = state.gen;
   const m = state.market;
   const [books, trades] = await Promise.all([
     getJson('/v1/books', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ token_id: m.yes_token_id }, { token_id: m.no_token_id }]) }),
     getJson(`/v1/market-trades?market=${conditionId}&limit=${TRADES}`),
   ]);
-  if (gen === state.gen && !state.live) {
-    for (const b of books) state.books.get(b.asset_id)?.snapshot(b.bids, b.asks);
-    if (!trades.length && books[0]?.last_trade_price) state.last = { asset_id: books[0].asset_id, price: books[0].last_trade_price, size: '', side: '', time: null };
-  }
+  for (const b of books) state.restBooks.get(b.asset_id)?.snapshot(b.bids, b.asks);
+  if (!trades.length && !state.last && books[0]?.last_trade_price) state.last = { asset_id: books[0].asset_id, price: books[0].last_trade_price, size: '', side: '', time: null };
   applyTrades(trades);
   render();
 }
 
 async function pollLoop() {
-  if (!state.live) {
+  if (!fromChannel()) {
     try { await poll(); showError(null); } catch (e) { showError(e); }
   }
   setTimeout(pollLoop, POLL_MS);
@@ -177,10 +184,11 @@ async function pollLoop() {
 function onMessage(m) {
   switch (m.event_type) {
     case 'book':
-      state.books.get(m.asset_id)?.snapshot(m.bids ?? [], m.asks ?? []);
+      state.wsBooks.get(m.asset_id)?.snapshot(m.bids ?? [], m.asks ?? []);
+      if (!state.wsReady) { state.wsReady = true; renderFeed(); }
       break;
     case 'price_change':
-      for (const c of m.price_changes ?? []) state.books.get(c.asset_id)?.change(c.side, c.price, c.size);
+      for (const c of m.price_changes ?? []) state.wsBooks.get(c.asset_id)?.change(c.side, c.price, c.size);
       break;
     case 'last_trade_price':
       state.last = { asset_id: m.asset_id, price: m.price, size: m.size, side: m.side, time: Number(m.timestamp) };
@@ -227,8 +235,10 @@ async function main() {
   $('status').dataset.status = m.status;
   $('yes-token').textContent = m.yes_token_id;
   $('no-token').textContent = m.no_token_id;
-  state.books.set(m.yes_token_id, new Book());
-  state.books.set(m.no_token_id, new Book());
+  for (const books of [state.wsBooks, state.restBooks]) {
+    books.set(m.yes_token_id, new Book());
+    books.set(m.no_token_id, new Book());
+  }
 
   $('view-yes').addEventListener('click', () => setView('yes'));
   $('view-no').addEventListener('click', () => setView('no'));
@@ -249,9 +259,9 @@ async function main() {
     assets: [m.yes_token_id, m.no_token_id],
     onMessage,
     onState: (open, why) => {
-      if (open !== state.live) state.gen++;
       state.live = open;
       renderFeed(why);
+      render();
       if (!open) void poll().catch(showError);
     },
   }).start();
