@@ -103,7 +103,8 @@ function renderTrades() {
     tr.dataset.tradeId = t.id;
     tr.className = t.side === 'BUY' ? 'buy' : 'sell';
     const d = new Date(Number(t.match_time) * 1000);
-    tr.append(cell(d.toLocaleTimeString([], { hour12: false })), cell(outcomeOf(t.asset_id)), cell(t.side, 'side'), cell(t.price, 'num'), cell(t.size, 'num'), cell(t.status.toLowerCase(), 'status'));
+    const day = d.toDateString() === new Date().toDateString() ? '' : `${d.getMonth() + 1}/${d.getDate()} `;
+    tr.append(cell(day + d.toLocaleTimeString([], { hour12: false })), cell(outcomeOf(t.asset_id)), cell(t.side, 'side'), cell(t.price, 'num'), cell(t.size, 'num'), cell(t.status.toLowerCase(), 'status'));
     return tr;
   });
   if (!rows.length) {
