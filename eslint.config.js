@@ -86,4 +86,6 @@ export default defineConfig(
       'no-control-regex': 'off',
     },
   },
+  // The market page's modules run in the browser (served as they are from ui/).
+  { files: ['ui/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
 );

@@ -49,6 +49,7 @@ import { HeartbeatClock } from './clob/heartbeats.ts';
 import { heartbeatRoutes } from './http/routes/heartbeats.ts';
 import { MarketData } from './clob/market-data.ts';
 import { marketDataRoutes } from './http/routes/market-data.ts';
+import { uiRoutes } from './http/routes/ui.ts';
 
 export interface NodeOptions {
   log?: Logger;
@@ -212,6 +213,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
     }),
     templateRoutes(templates, { jwtSecret: cfg.platformJwtSecret, edge }),
     heartbeatRoutes({ tokens, db, timeoutMs: cfg.heartbeatTimeoutMs, edge }),
+    uiRoutes({ market: (id) => catalog.get(id) }),
   ], log, metrics.observeHttp, edge);
 
   const server: Server = await new Promise((resolve, reject) => {

@@ -8,6 +8,7 @@ import { AskTimeout } from '../runtime/asker.ts';
 import { invalid, notFound, unavailable } from '../errors.ts';
 import { decimalToMicro } from '../../topics/units.ts';
 import { decimal } from './service.ts';
+import { marketTrades, type PublicTrade } from './market-trades.ts';
 
 import type { Db } from '../db.ts';
 
@@ -142,6 +143,11 @@ export class MarketData {
       out[b.asset_id] = b.bids[0] && b.asks[0] ? f(micro(b.bids[0].price), micro(b.asks[0].price)) : null;
     }
     return out;
+  }
+
+  /** The market's most recent trades, public fields only (src/clob/market-trades.ts). */
+  async trades(market: string, limit: number): Promise<PublicTrade[]> {
+    return marketTrades(this.d.db(), market, limit);
   }
 
   async tickSize(token: string): Promise<{ minimum_tick_size: string }> {

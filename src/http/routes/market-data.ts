@@ -4,6 +4,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { MAX_HISTORY_POINTS, type MarketData } from '../../clob/market-data.ts';
+import { MAX_MARKET_TRADES } from '../../clob/market-trades.ts';
 import type { Edge } from '../edge.ts';
 import { documentRoutes, validate } from '../openapi.ts';
 import { errorBody } from '../openapi-schemas.ts';
@@ -15,12 +16,17 @@ export const MAX_BATCH = 100;
 const tokenId = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a token id is a base58 address of 32 to 44 characters');
 const side = z.enum(['BUY', 'SELL']);
 const unix = z.coerce.number().int().min(0).max(100_000_000_000);
+const conditionId = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits');
 
 export const marketDataRequest = {
   token: z.object({ token_id: tokenId }),
   price: z.object({ token_id: tokenId, side: side.meta({ description: 'BUY: the best bid; SELL: the best ask' }) }),
   tokens: z.array(z.object({ token_id: tokenId })).min(1).max(MAX_BATCH),
   prices: z.array(z.object({ token_id: tokenId, side })).min(1).max(MAX_BATCH),
+  trades: z.object({
+    market: conditionId.meta({ description: 'the condition id' }),
+    limit: z.coerce.number().int().min(1).max(MAX_MARKET_TRADES).default(20).meta({ description: `trades to return, newest first (1 to ${MAX_MARKET_TRADES})` }),
+  }),
   history: z.object({
     market: tokenId.meta({ description: 'the outcome token id (not the condition id)' }),
     interval: z.enum(['1m', '1h', '6h', '1d', '1w', 'max']).optional().meta({ description: 'the window before endTs (default now); max: since the first trade' }),
@@ -51,6 +57,12 @@ export const marketDataResponse = {
   spread: z.strictObject({ spread: decimal.nullable() }),
   byToken: z.record(z.string(), decimal.nullable()),
   tick: z.strictObject({ minimum_tick_size: decimal }),
+  trades: z.array(z.strictObject({
+    id: z.string(), asset_id: z.string().meta({ description: 'the token the taker traded' }), side: side.meta({ description: "the taker's side" }),
+    price: decimal.meta({ description: "in the asset's terms" }), size: decimal,
+    match_time: z.string().regex(/^\d+$/).meta({ description: 'unix seconds as text' }),
+    status: z.enum(['MATCHED', 'MINED', 'CONFIRMED', 'RETRYING', 'FAILED']),
+  }).meta({ id: 'PublicTrade' })).max(MAX_MARKET_TRADES),
   history: z.strictObject({ history: z.array(z.strictObject({ t: z.number().int(), p: decimal })).max(MAX_HISTORY_POINTS) }),
 };
 
@@ -83,6 +95,10 @@ export function marketDataRoutes(o: { data: MarketData; edge: Edge }) {
     ctx.body = await d.spreads(validate(marketDataRequest.tokens, ctx.request.body).map((x) => x.token_id));
   });
   r.get('/tick-size', async (ctx) => { ctx.body = await d.tickSize(validate(marketDataRequest.token, ctx.query).token_id); });
+  r.get('/market-trades', async (ctx) => {
+    const q = validate(marketDataRequest.trades, ctx.query);
+    ctx.body = await d.trades(q.market, q.limit);
+  });
   r.get('/prices-history', async (ctx) => { ctx.body = await d.history(validate(marketDataRequest.history, ctx.query)); });
   return r;
 }
@@ -99,5 +115,6 @@ documentRoutes(
   { method: 'get', path: '/v1/spread', tags, summary: 'best ask − best bid (null when a side is empty)', query: marketDataRequest.token, responses: { 200: { description: 'the spread', schema: marketDataResponse.spread }, ...NOT_FOUND } },
   { method: 'post', path: '/v1/spreads', tags, summary: `Spreads of up to ${MAX_BATCH} tokens`, body: marketDataRequest.tokens, responses: { 200: { description: 'token id → spread', schema: marketDataResponse.byToken }, ...NOT_FOUND } },
   { method: 'get', path: '/v1/tick-size', tags, summary: "The token's market tick", query: marketDataRequest.token, responses: { 200: { description: 'the tick', schema: marketDataResponse.tick }, ...NOT_FOUND } },
+  { method: 'get', path: '/v1/market-trades', tags, summary: `A market's most recent trades, newest first (at most ${MAX_MARKET_TRADES}; no owners or wallets)`, query: marketDataRequest.trades, responses: { 200: { description: 'the trades', schema: marketDataResponse.trades }, 404: { description: 'a market the catalog does not know', schema: errorBody } } },
   { method: 'get', path: '/v1/prices-history', tags, summary: `Last trade price per bucket of fidelity minutes, in the token's terms (at most ${MAX_HISTORY_POINTS} points)`, query: marketDataRequest.history, responses: { 200: { description: 'points { t: bucket start (unix s), p }', schema: marketDataResponse.history }, ...NOT_FOUND } },
 );
