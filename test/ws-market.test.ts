@@ -21,8 +21,8 @@ test.before(async () => {
 });
 test.after.always(async () => { await w?.close(); });
 
-const place = async (who: 'alice' | 'bob', tok: string, side: 'BUY' | 'SELL', price: string, size: string) => {
-  const r = await call(w.node.url, 'POST', '/v1/order', { token: who === 'alice' ? w.A : w.B, body: { order: order(w[who], tok, side, price, size, { feeRateBps: 100 }), orderType: 'GTC' } });
+const place = async (who: 'alice' | 'bob', tok: string, side: 'BUY' | 'SELL', price: string, size: string, x: ClobWorld = w) => {
+  const r = await call(x.node.url, 'POST', '/v1/order', { token: who === 'alice' ? x.A : x.B, body: { order: order(x[who], tok, side, price, size, { feeRateBps: 100 }), orderType: 'GTC' } });
   if (r.status !== 200) throw new Error(`place: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 };
@@ -32,20 +32,20 @@ async function settled() {
   while (w.node.ws.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (w.node.ws.size > 0) throw new Error(`${w.node.ws.size} connections still open`);
 }
-const book = async (tok: string) => {
-  const r = await call(w.node.url, 'GET', `/v1/book?token_id=${tok}`);
+const book = async (tok: string, x: ClobWorld = w) => {
+  const r = await call(x.node.url, 'GET', `/v1/book?token_id=${tok}`);
   if (r.status !== 200) throw new Error(`book: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 };
 
 /** Waits until the client's books of both tokens equal the book route; fails with both after `ms`. */
-async function sameAsRoute(t: any, c: WsClient, step: string, ms = 30_000) {
-  const Y = w.market.yes_token_id;
-  const N = w.market.no_token_id;
+async function sameAsRoute(t: any, c: WsClient, step: string, ms = 30_000, x: ClobWorld = w) {
+  const Y = x.market.yes_token_id;
+  const N = x.market.no_token_id;
   const deadline = Date.now() + ms;
   let last: unknown;
   for (;;) {
-    const [y, n] = [await book(Y), await book(N)];
+    const [y, n] = [await book(Y, x), await book(N, x)];
     const want = { Y: { bids: y.bids, asks: y.asks }, N: { bids: n.bids, asks: n.asks } };
     const got = { Y: c.view(Y), N: c.view(N) };
     if (JSON.stringify(got) === JSON.stringify(want)) { t.pass(step); return want; }
@@ -120,6 +120,32 @@ test.serial('snapshot + changes applied in order equal GET /v1/book at every ste
     c3.close();
   }
   c2.close();
+});
+
+test.serial('mint/merge off: each token\'s view shows its own orders only, equal to the route at every step', async (t) => {
+  const x = await clobWorld({ CLOB_ENABLE_MINT_MERGE_MATCHING: '0' });
+  try {
+    const Y = x.market.yes_token_id;
+    const N = x.market.no_token_id;
+    const c = await WsClient.open(x.node.url, '/ws/market');
+    c.send({ type: 'subscribe', assets_ids: [N] });
+    await c.until((m) => m.event_type === 'book' && m.asset_id === N);
+    c.send({ type: 'subscribe', assets_ids: [Y] }); // a second asset of the market: its snapshot at the same seq
+    t.is((await c.until((m) => m.event_type === 'book' && m.asset_id === Y)).seq, c.messages[0].seq);
+    const steps: [string, () => Promise<unknown>][] = [
+      ['alice bids YES 0.40', () => place('alice', Y, 'BUY', '0.40', '5', x)],
+      ['alice bids NO 0.30 (not a YES ask now)', () => place('alice', N, 'BUY', '0.30', '6', x)],
+      ['alice asks NO 0.70', () => place('alice', N, 'SELL', '0.70', '2', x)],
+      ['bob sells YES into 0.40', () => place('bob', Y, 'SELL', '0.40', '2', x)],
+      ['bob buys NO at 0.70 (takes alice\'s NO ask)', () => place('bob', N, 'BUY', '0.70', '2', x)],
+    ];
+    for (const [name, act] of steps) { await act(); await sameAsRoute(t, c, name, 30_000, x); }
+    t.deepEqual(c.view(Y), { bids: [{ price: '0.4', size: '3' }], asks: [] }, 'no mirrored NO orders in the YES view');
+    t.deepEqual(c.view(N), { bids: [{ price: '0.3', size: '6' }], asks: [] });
+    t.true(c.messages.filter((m) => m.event_type === 'price_change').every((m) => m.price_changes.length === 1), 'one level per change: nothing mirrored');
+    t.deepEqual(c.problems, []);
+    c.close();
+  } finally { await x.close(); }
 });
 
 test.serial('a consumer that stops reading is dropped (4008) without the node\'s memory growing', async (t) => {

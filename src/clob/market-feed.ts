@@ -214,13 +214,14 @@ export class MarketFeed {
     const now = this.now();
     for (const [id, s] of this.states) if (!s.subscribers.size && now - s.idleSince > this.o.lingerMs) this.states.delete(id);
     for (const [id, p] of [...this.pending]) {
-      this.pending.delete(id);
-      if (!p.waiters.length) continue;
+      if (!p.waiters.length) { this.pending.delete(id); continue; }
       let s = this.states.get(id); // bootstrapped while these waited
-      if (!s) { s = await this.bootstrap(p.row); this.states.set(id, s); }
+      if (!s) { s = await this.bootstrap(p.row); this.states.set(id, s); } // a failure keeps them waiting: the next round retries
+      if (this.pending.get(id) === p) this.pending.delete(id);
       for (const w of p.waiters) { s.subscribers.add(w.l); for (const a of w.assets) w.l.deliver(this.bookText(s, a)); }
       if (!s.subscribers.size) s.idleSince = now;
     }
+    if (!this.wallets.size) this.userCursors.clear(); // no user channel: only the subscribed markets are tailed
     if (!this.states.size && !this.wallets.size) return false;
     if (this.wallets.size) await this.refreshUserMarkets();
     // The cursors: each followed market's own positions, and the user channel's of every market.
@@ -271,6 +272,9 @@ export class MarketFeed {
       [m.condition_id, m.condition_id, m.condition_id, m.condition_id]);
     const row = (typeof r.m === 'string' ? JSON.parse(r.m) : r.m) ?? m;
     const s = new MarketState(row, Number(r.o), Number(r.t), `${this.o.nodeId}.${this.boot}.${(++this.feeds).toString(36)}`);
+    // A new feed counts on from the number of ledger rows it starts after: at most one message per
+    // row, so a seq of an earlier feed of this market is at most that (a resume with it gets a snapshot).
+    s.seq = Number(r.o) + Number(r.t);
     const orders = typeof r.orders === 'string' ? JSON.parse(r.orders) : r.orders;
     const touched = new Map();
     for (const o of orders) {
