@@ -13,7 +13,8 @@ type Db = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 const ONE = 1_000_000;
 
 /** Who receives a market's messages (a connection): one serialized text per message. */
-export interface FeedListener { deliver(text: string): void }
+/** `bytes`: the text's UTF-8 length when the sender knows it (one message to many listeners). */
+export interface FeedListener { deliver(text: string, bytes?: number): void }
 
 export interface FeedOptions {
   db: () => Db;
@@ -206,7 +207,8 @@ export class MarketFeed {
     const text = JSON.stringify({ event_type: body.event_type, market: s.m.condition_id, seq: s.seq, timestamp: String(this.now()), ...body });
     s.ring.push({ seq: s.seq, text });
     if (s.ring.length > this.o.ringSize) s.ring.splice(0, s.ring.length - this.o.ringSize);
-    for (const l of s.subscribers) l.deliver(text);
+    const bytes = Buffer.byteLength(text);
+    for (const l of s.subscribers) l.deliver(text, bytes);
   }
 
   /** One tail round: bootstrap asked-for markets, apply the ledger rows after every cursor. */

@@ -43,9 +43,9 @@ export class Connection implements FeedListener {
   }
 
   /** Sends a text frame unless that would take the queue past its bound: then the connection is dropped. */
-  deliver(text: string): void {
+  deliver(text: string, bytes = Buffer.byteLength(text)): void {
     if (this.closed) return;
-    if (this.ws.bufferedAmount + Buffer.byteLength(text) > this.limits.maxBufferedBytes) {
+    if (this.ws.bufferedAmount + bytes > this.limits.maxBufferedBytes) {
       this.drop(CLOSE.slowConsumer, `slow consumer: more than ${this.limits.maxBufferedBytes} bytes unread`);
       return;
     }
