@@ -54,6 +54,16 @@ const schema = z.object({
   CLOB_SETTLEMENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(5),
   CLOB_SETTLEMENT_CU_PRICE: z.coerce.number().int().min(0).max(1_000_000_000).default(1000),
   CLOB_SETTLEMENT_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(250),
+  WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(16 * 1024),
+  WS_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(1024 * 1024),
+  WS_MAX_ASSETS: z.coerce.number().int().min(1).max(100_000).default(500),
+  WS_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  WS_MESSAGES_PER_SEC: z.coerce.number().int().min(1).max(1_000_000).default(50),
+  WS_PING_MS: z.coerce.number().int().min(50).max(600_000).default(10_000),
+  WS_IDLE_TIMEOUT_MS: z.coerce.number().int().min(150).max(3_600_000).default(30_000),
+  WS_RING_MESSAGES: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  WS_MARKET_LINGER_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
+  WS_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
   CLOB_ENABLE_MINT_MERGE_MATCHING: z.enum(['0', '1']).default('1'),
   CLOB_DISTORTION_BOUND: z.coerce.number().min(0).max(1).default(0.02),
   CLOB_MAX_MAKERS_PER_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_TRADE),
@@ -140,6 +150,11 @@ export interface Config {
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
+  /** WebSocket channels (src/ws/, docs/ws.md): per-connection bounds, heartbeats, the feed's ring and tail. */
+  ws: {
+    maxPayloadBytes: number; maxBufferedBytes: number; maxAssets: number; maxConnectionsPerIp: number; messagesPerSecond: number;
+    pingMs: number; idleTimeoutMs: number; ringSize: number; lingerMs: number; pollMs: number;
+  };
   /** The HTTP edge: trusted proxy headers, body bounds, rate limits (src/http/edge.ts). */
   http: {
     /** X-Forwarded-Host/Proto/For are believed only behind a proxy that sets them. */
@@ -229,6 +244,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
+    ws: {
+      maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES, maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES, maxAssets: e.WS_MAX_ASSETS,
+      maxConnectionsPerIp: e.WS_MAX_CONNECTIONS_PER_IP, messagesPerSecond: e.WS_MESSAGES_PER_SEC, pingMs: e.WS_PING_MS,
+      idleTimeoutMs: e.WS_IDLE_TIMEOUT_MS, ringSize: e.WS_RING_MESSAGES, lingerMs: e.WS_MARKET_LINGER_MS, pollMs: e.WS_POLL_MS,
+    },
     http: {
       trustProxy: e.TRUST_PROXY === '1',
       bodyLimitBytes: e.HTTP_BODY_LIMIT_BYTES,

@@ -50,6 +50,8 @@ import { heartbeatRoutes } from './http/routes/heartbeats.ts';
 import { MarketData } from './clob/market-data.ts';
 import { marketDataRoutes } from './http/routes/market-data.ts';
 import { uiRoutes } from './http/routes/ui.ts';
+import { MarketFeed } from './clob/market-feed.ts';
+import { WsServer } from './ws/server.ts';
 
 export interface NodeOptions {
   log?: Logger;
@@ -72,6 +74,9 @@ export interface ServiceNode {
   log: Logger;
   /** The Koa app (its routers: src/http/openapi.ts routersOf). */
   app: ReturnType<typeof buildApp>;
+  /** The WebSocket channels (docs/ws.md) and the feed behind them. */
+  ws: WsServer;
+  feed: MarketFeed;
   close(): Promise<void>;
 }
 
@@ -179,7 +184,9 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
   await bus.ensureTopics([{ topic: ledgerTopic('orders'), partitions: cfg.partitions }, { topic: ledgerTopic('trades'), partitions: cfg.partitions }]);
   const ledgerRelay = new LedgerRelay(orm, bus, ledgerTopic, log);
   if (cfg.databaseUrl) ledgerRelay.start(); // PGlite (embedded, one node) has no advisory locks to share: the stream is served from the table
-  wakeRelays = () => { relay.poke(); if (cfg.databaseUrl) ledgerRelay.poke(); };
+  // The WebSocket channels' state, tailed from the ledger table by every node (src/clob/market-feed.ts).
+  const feed = new MarketFeed({ db, mintMerge: cfg.mintMergeMatching, ringSize: cfg.ws.ringSize, lingerMs: cfg.ws.lingerMs, pollMs: cfg.ws.pollMs, nodeId: cfg.nodeId, log });
+  wakeRelays = () => { relay.poke(); if (cfg.databaseUrl) ledgerRelay.poke(); feed.poke(); };
   const clobConfig = {
     get collateral_mint() { return mintSeen; }, delegate: null as string | null, taker_fee_curve: 'min(p,1-p)',
     token_ttl_seconds: cfg.clobTokenTtl, mint_merge_matching: cfg.mintMergeMatching,
@@ -221,6 +228,8 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
     s.once('error', (e) => reject(listenError(e, cfg.port, cfg.host)));
   });
   server.keepAliveTimeout = 65_000;
+  const ws = new WsServer({ feed, tokens, limits: cfg.ws, trustProxy: cfg.http.trustProxy, log });
+  ws.attach(server);
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
@@ -238,10 +247,12 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
 
   let closed = false;
   return {
-    url, port, config: cfg, orm, bus, runtime, asker, parlays, log, app,
+    url, port, config: cfg, orm, bus, runtime, asker, parlays, log, app, ws, feed,
     async close() {
       if (closed) return;
       closed = true;
+      ws.close();
+      await feed.stop();
       await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections?.(); });
       clearInterval(refreshMint);
       await clock.stop();
