@@ -1,13 +1,13 @@
 // The market page (issue 18, item 4) in a real browser: headless Chromium (the Debian package
 // `chromium`, driven by puppeteer-core) against a node on Kafka, PostgreSQL and the local chain.
 // The rendered ladder equals GET /v1/book, then an order that crosses changes the ladder and the
-// last trade on the page (through the REST polling when no /ws/market channel answers); the NO
-// view mirrors the YES one; a screenshot goes to bench/out/market-page.png (UPDATE_SCREENSHOT=1: docs/). Also: the static serving
-// (fixed file list, content types, caching, CSP) and GET /v1/market-trades at the edge. The live
-// path: with a stand-in for the `market` channel in front of the node (test/helpers/ws-stand-in.ts:
-// the server side is not part of this branch), the page applies snapshots and changes, ignores
-// REST while the socket is open, resubscribes with last_seq after a gap or a dropped socket, and
-// polls REST while it cannot connect.
+// last trade on the page, live over the node's real /ws/market channel; the NO view mirrors the YES
+// one; a screenshot goes to bench/out/market-page.png (UPDATE_SCREENSHOT=1: docs/). Also: the
+// static serving (fixed file list, content types, caching, CSP) and GET /v1/market-trades at the
+// edge. The failure paths, with a stand-in for the `market` channel in front of the node
+// (test/helpers/ws-stand-in.ts): the page applies snapshots and changes, ignores REST while the
+// socket is open, resubscribes with last_seq after a gap or a dropped socket, and polls REST while
+// it cannot connect.
 import test from 'ava';
 import { mkdirSync } from 'node:fs';
 import { existsSync } from 'node:fs';
@@ -161,7 +161,7 @@ test.serial('the page shows the book, then the crossing order: ladder and last t
   t.deepEqual(third.asks[0], { price: '0.6', size: '3' });
   await until('the ladder after the second cross', () => ladder(page), (v) => same(v, third), 60_000);
   await until('the last trade at 0.6', () => lastTrade(page), (v) => v.price === '0.6', 60_000);
-  t.is(await page.$eval('#feed-state', (e) => (e as HTMLElement).dataset.state), 'polling', 'no /ws/market here: the page polls');
+  t.is(await page.$eval('#feed-state', (e) => (e as HTMLElement).dataset.state), 'live', 'the node serves /ws/market: the page is live over the real channel');
 
   t.deepEqual(problems, []);
 
