@@ -11,7 +11,8 @@ import { SettlementExecutor } from './executor.ts';
 
 /**
  * The delegate's keypair from CLOB_DELEGATE_KEYPAIR (a JSON secret-key array or a file holding
- * one). CLOB_DELEGATE, when also set, must name the same key; when unset it becomes this key.
+ * one). CLOB_DELEGATE, when also set, must name the same key (the node then names this key's
+ * public key as the delegate; the settings are not changed).
  */
 export function delegateKeypair(cfg: Config): Keypair | null {
   if (!cfg.delegateKeypair) return null;
@@ -24,7 +25,6 @@ export function delegateKeypair(cfg: Config): Keypair | null {
   }
   const pub = kp.publicKey.toBase58();
   if (cfg.delegate && cfg.delegate !== pub) throw new Error(`CLOB_DELEGATE (${cfg.delegate}) is not the key of CLOB_DELEGATE_KEYPAIR (${pub})`);
-  cfg.delegate = pub;
   return kp;
 }
 

@@ -1,0 +1,63 @@
+// The parlay mirror as a module of the node: its actor kinds, the use cases (with the read cache of
+// user reads on PostgreSQL), its routes.
+import type { Logger } from 'pino';
+import { Keypair } from '@solana/web3.js';
+import { existsSync, readFileSync } from 'node:fs';
+import type { Config } from '../config.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import type { Asker } from '../runtime/asker.ts';
+import { parlayKinds } from '../parlay/kinds.ts';
+import { ParlayService } from '../parlay/service.ts';
+import { ParlayReadCache } from '../parlay/read-cache.ts';
+import { NotifyListener } from '../store/notify-listener.ts';
+import { Web3Gateway, parseKeypair, type ChainGateway } from '../chain/gateway.ts';
+import { PARLAY_PROGRAM_ID } from '../chain/idl.ts';
+import { parlayRoutes } from '../http/routes/parlays.ts';
+import type { Edge } from '../http/edge.ts';
+import type { Infrastructure, Metrics } from './infrastructure.ts';
+
+export const parlayModuleKinds = (infra: Infrastructure) => parlayKinds(infra.topics.parlay);
+
+export async function parlayModule(cfg: Config, infra: Infrastructure, o: {
+  asker: Asker; chain?: ChainGateway | null; authority?: Keypair; log: Logger; metrics: Metrics; life: Lifecycle;
+}) {
+  const chain = o.chain !== undefined ? o.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authorityOf(cfg, o.authority, o.log)) : null;
+  // The parlay reads users poll, answered from memory while PostgreSQL's change notifications arrive.
+  let reads: { cache: ParlayReadCache<Buffer>; settled(): Promise<void> } | undefined;
+  if (cfg.databaseUrl && cfg.readCacheWallets > 0) {
+    let listener: NotifyListener | null = null;
+    const cache = new ParlayReadCache<Buffer>(() => listener?.listening ?? false, cfg.readCacheWallets, o.metrics.readCache);
+    listener = new NotifyListener({ url: cfg.databaseUrl, channel: 'parlay_reads', onPayload: (p) => cache.changed(p), onGap: () => cache.clear(), log: o.log });
+    await listener.start();
+    o.life.defer('parlay read cache', () => listener.close());
+    reads = { cache, settled: () => listener.sync() };
+  }
+  const service = new ParlayService({
+    db: infra.db, reader: infra.reader, reads, asker: o.asker, store: infra.store, topic: infra.topics.parlay,
+    programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log: o.log, metrics: o.metrics.ingest,
+  });
+  return {
+    service,
+    // Unset PARLAY_WEBHOOK_AUTH_SECRET: the webhook route answers 503 (the development local chain
+    // hands its deliveries to the mirror in process).
+    routes: (edge: Edge) => [parlayRoutes(service, { jwtSecret: cfg.platformJwtSecret, webhookSecret: cfg.webhookSecret, edge })],
+  };
+}
+
+export function readKeypair(value: string): Keypair {
+  return parseKeypair(existsSync(value) ? readFileSync(value, 'utf8') : value);
+}
+
+/**
+ * The key that signs void_parlay through SOLANA_RPC_URL: PARLAY_AUTHORITY_KEYPAIR, else in
+ * development a generated one (its public key logged: the program's config must name it for a
+ * void to land); null in production without the setting (admin void answers 503).
+ */
+function authorityOf(cfg: Config, given: Keypair | undefined, log: Logger): Keypair | null {
+  if (given) return given;
+  if (cfg.authorityKeypair) return readKeypair(cfg.authorityKeypair);
+  if (cfg.env !== 'development') return null;
+  const generated = Keypair.generate();
+  log.warn({ authority: generated.publicKey.toBase58() }, 'PARLAY_AUTHORITY_KEYPAIR unset (development): generated a void_parlay authority; the program config must name it');
+  return generated;
+}
