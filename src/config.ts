@@ -72,7 +72,7 @@ const schema = z.object({
   CLOB_MAX_OPEN_ORDERS_PER_MARKET: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   TRUST_PROXY: z.enum(['0', '1']).default('0'),
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(128 * 1024),
-  WEBHOOK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
+  WEBHOOK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(4 * 1024 * 1024),
   HTTP_JSON_MAX_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
   RATE_LIMIT_IP_PER_SEC: z.coerce.number().min(0).default(10_000),
   RATE_LIMIT_IP_BURST: z.coerce.number().int().min(1).default(20_000),

@@ -11,7 +11,7 @@ import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest
 import * as q from './queries.ts';
 import type { Reader } from '../store/reader.ts';
 import type { ParlayReadCache } from './read-cache.ts';
-import { rawTransaction, webhookBatch, type RawTransaction } from './webhook-schema.ts';
+import { outOfBounds, rawTransaction, webhookBatch, type RawTransaction } from './webhook-schema.ts';
 import { EventIdentities } from './event-identity.ts';
 import { ChainError, MissingAuthority, type ChainGateway } from '../chain/gateway.ts';
 
@@ -72,6 +72,8 @@ export class ParlayService {
   async deliver(body: unknown): Promise<{ processed: number; skipped: number }> {
     // Bounded before any work (webhook-schema.ts): a signature that is not one, too many or too long
     // log lines, a NUL in a line are a 400, never a row the database refuses or a partition stalled.
+    const over = outOfBounds(body);
+    if (over) throw invalid('malformed_body', `malformed webhook body: ${over}`);
     const parsed = (Array.isArray(body) ? webhookBatch : rawTransaction).safeParse(body);
     if (!parsed.success) {
       const issues = parsed.error.issues;

@@ -53,3 +53,17 @@ export const webhookBatch = z.array(rawTransaction).max(MAX_TRANSACTIONS, { erro
 export const webhookBody = z.union([rawTransaction, webhookBatch]);
 
 export type RawTransaction = z.infer<typeof rawTransaction>;
+
+/**
+ * The counts a delivery is bounded by, checked before the schema walks its elements (zod validates
+ * every line before it compares an array's length): the reason a body is out of bounds, or null.
+ */
+export function outOfBounds(body: unknown): string | null {
+  const txs = Array.isArray(body) ? body : [body];
+  if (txs.length > MAX_TRANSACTIONS) return `a delivery has at most ${MAX_TRANSACTIONS} transactions`;
+  for (const [i, tx] of txs.entries()) {
+    const logs = (tx as { meta?: { logMessages?: unknown } } | null)?.meta?.logMessages;
+    if (Array.isArray(logs) && logs.length > MAX_LOG_LINES) return `${Array.isArray(body) ? `${i}.` : ''}meta.logMessages: a transaction has at most ${MAX_LOG_LINES} log lines`;
+  }
+  return null;
+}
