@@ -6,7 +6,7 @@ import test from 'ava';
 import { Keypair } from '@solana/web3.js';
 import { MAX_COMPUTE_UNITS } from '../src/chain/settlement-tx.ts';
 import {
-  culpritsOf, decide, outOfCompute, type Action, type Need, type Observations, type SettlementView,
+  MAX_CREATION_CU_FACTOR, culpritsOf, decide, decideCreations, outOfCompute, type Action, type Need, type Observations, type SettlementView,
 } from '../src/settlement/decider.ts';
 
 const ORDERS = ['taker', 'maker1', 'maker2', 'maker1'];
@@ -289,3 +289,34 @@ test('culpritsOf: the failing instruction\'s party, else every order once', (t) 
   t.deepEqual(culpritsOf({ InstructionError: [40, { Custom: 1 }] }, BLAME, ORDERS), ['taker', 'maker1', 'maker2'], 'past the blame list');
   t.deepEqual(culpritsOf('AccountInUse', BLAME, ORDERS), ['taker', 'maker1', 'maker2']);
 });
+
+const creationCases: { name: string; sent?: Parameters<typeof decideCreations>[0]; chain?: Parameters<typeof decideCreations>[1]; then: ReturnType<typeof decideCreations> }[] = [
+  { name: 'none sent from here (or a restart forgot them) → create, normal limit, no look-up', then: { type: 'create', cuFactor: 1, afterFailure: null } },
+  { name: 'sent, not looked at yet → look', sent: { cuFactor: 1, lastValidBlockHeight: 100, count: 2 }, then: { type: 'observe' } },
+  {
+    name: 'sent, still valid, one seen → the other sent again, nothing new',
+    sent: { cuFactor: 1, lastValidBlockHeight: 100, count: 2 }, chain: { height: 100, statuses: [{ err: null, finalized: false }, null] },
+    then: { type: 'resend', indexes: [1] },
+  },
+  {
+    name: 'sent, expired unseen → new ones with the same limit',
+    sent: { cuFactor: 2, lastValidBlockHeight: 100, count: 1 }, chain: { height: 101, statuses: [null] },
+    then: { type: 'create', cuFactor: 2, afterFailure: null },
+  },
+  {
+    name: 'one failed on chain → new ones with twice the limit, even while valid',
+    sent: { cuFactor: 2, lastValidBlockHeight: 100, count: 2 }, chain: { height: 50, statuses: [{ err: null, finalized: true }, { err: OOC, finalized: false }] },
+    then: { type: 'create', cuFactor: 4, afterFailure: OOC },
+  },
+  {
+    name: 'failed again at the ceiling → the factor stays at its most',
+    sent: { cuFactor: MAX_CREATION_CU_FACTOR, lastValidBlockHeight: 100, count: 1 }, chain: { height: 50, statuses: [{ err: OOC, finalized: false }] },
+    then: { type: 'create', cuFactor: MAX_CREATION_CU_FACTOR, afterFailure: OOC },
+  },
+];
+
+for (const c of creationCases) {
+  test(`decideCreations: ${c.name}`, (t) => {
+    t.deepEqual(decideCreations(c.sent, c.chain), c.then);
+  });
+}

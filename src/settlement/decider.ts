@@ -175,3 +175,35 @@ export function decide(o: Observations): Action[] {
   }
   return [...out, { type: 'send', attempt: attempts.length + 1, status: attempts.length ? 'RETRYING' : 'MATCHED', cuLimit: limit, cuPrice }];
 }
+
+/** The most the compute-unit limit of preparatory transactions is multiplied by after failures. */
+export const MAX_CREATION_CU_FACTOR = 64;
+
+export type CreationAction =
+  | { type: 'observe' }
+  /** the ones sent can still land: send again (same bytes) those the chain has not seen */
+  | { type: 'resend'; indexes: number[] }
+  /** new preparatory transactions, their compute-unit limit multiplied by `cuFactor` */
+  | { type: 'create'; cuFactor: number; afterFailure: unknown };
+
+/**
+ * The `prepare` action's own rule: the preparatory transactions this node last sent for the trade
+ * (memory only: none after a restart) and what the chain says of them (height read first) →
+ * wait for them (re-sending those not seen), or send new ones, after a failure on chain with twice
+ * the compute-unit limit. They move no funds, so this needs none of the exactly-once care above.
+ */
+export function decideCreations(
+  sent: { cuFactor: number; lastValidBlockHeight: number; count: number } | undefined,
+  chain?: { height: number; statuses: SignatureView[] },
+): CreationAction {
+  if (!sent) return { type: 'create', cuFactor: 1, afterFailure: null };
+  if (!chain) return { type: 'observe' };
+  const failed = chain.statuses.find((st) => st?.err);
+  if (!failed && chain.height <= sent.lastValidBlockHeight) {
+    const indexes = [...Array(sent.count).keys()].filter((i) => !chain.statuses[i]);
+    return { type: 'resend', indexes };
+  }
+  return failed
+    ? { type: 'create', cuFactor: Math.min(sent.cuFactor * 2, MAX_CREATION_CU_FACTOR), afterFailure: failed.err }
+    : { type: 'create', cuFactor: sent.cuFactor, afterFailure: null };
+}

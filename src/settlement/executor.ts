@@ -29,7 +29,7 @@
 import { tradeMatchedRef } from '../../topics/ledger.ts';
 import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { Connection, PublicKey, type Keypair } from '@solana/web3.js';
+import { Connection, PublicKey, type Keypair, type SignatureStatus } from '@solana/web3.js';
 import type { Logger } from 'pino';
 import type { Bus, ConsumerHandle } from '../runtime/types.ts';
 import type { Orm } from '../store/orm.ts';
@@ -40,7 +40,7 @@ import {
   MAX_COMPUTE_UNITS, estimateComputeUnits, planAccountCreations, planSettlement, signWithBudget,
   type Destination, type SettlementTrade,
 } from '../chain/settlement-tx.ts';
-import { decide, type Action, type Observations } from './decider.ts';
+import { decide, decideCreations, type Action, type Observations, type SignatureView } from './decider.ts';
 
 export { outOfCompute } from './decider.ts';
 
@@ -109,6 +109,8 @@ interface StepLook {
 }
 
 const parseJson = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+/** What the decider reads of a signature status. */
+const viewOf = (st: SignatureStatus | null): SignatureView => (st ? { err: st.err, finalized: st.confirmationStatus === 'finalized' } : null);
 
 export class SettlementExecutor {
   private consumer: ConsumerHandle | null = null;
@@ -288,7 +290,7 @@ export class SettlementExecutor {
           // the height first: a transaction that did not land before it was read never lands after it
           const height = await conn.getBlockHeight('confirmed');
           const statuses = (await conn.getSignatureStatuses(o.attempts.map((a) => a.signature), { searchTransactionHistory: true })).value;
-          o.chain = { height, statuses: statuses.map((st) => (st ? { err: st.err, finalized: st.confirmationStatus === 'finalized' } : null)) };
+          o.chain = { height, statuses: statuses.map(viewOf) };
           break;
         }
         case 'logs': {
@@ -410,24 +412,21 @@ export class SettlementExecutor {
    */
   private async prepare(conn: Connection, tradeId: string, missing: Destination[]): Promise<void> {
     const sent = this.prepared.get(tradeId);
-    let cuFactor = 1;
-    if (sent) {
+    const mine = sent && { cuFactor: sent.cuFactor, lastValidBlockHeight: sent.lastValidBlockHeight, count: sent.raw.length };
+    let d = decideCreations(mine);
+    if (d.type === 'observe') {
       const height = await conn.getBlockHeight('confirmed');
-      const statuses = (await conn.getSignatureStatuses(sent.signatures, { searchTransactionHistory: true })).value;
-      const failed = statuses.find((st) => st?.err);
-      if (!failed && height <= sent.lastValidBlockHeight) {
-        // on its way (or lost on the way): the same bytes again; the next step looks again
-        for (const [i, raw] of sent.raw.entries()) {
-          if (!statuses[i]) await conn.sendRawTransaction(raw, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
-        }
-        return;
-      }
-      cuFactor = sent.cuFactor;
-      if (failed) {
-        cuFactor = Math.min(cuFactor * 2, 64);
-        this.o.log.warn({ trade: tradeId, err: failed.err }, 'creating the settlement\'s token accounts failed on chain; sending again');
-      }
+      const statuses = (await conn.getSignatureStatuses(sent!.signatures, { searchTransactionHistory: true })).value;
+      d = decideCreations(mine, { height, statuses: statuses.map(viewOf) });
     }
+    if (d.type === 'resend') {
+      // on its way (or lost on the way): the same bytes again; the next step looks again
+      for (const i of d.indexes) await conn.sendRawTransaction(sent!.raw[i], { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
+      return;
+    }
+    if (d.type !== 'create') return;
+    const cuFactor = d.cuFactor;
+    if (d.afterFailure) this.o.log.warn({ trade: tradeId, err: d.afterFailure }, 'creating the settlement\'s token accounts failed on chain; sending again');
     this.prepared.delete(tradeId);
     const again = await sendAccountCreations(conn, this.o.delegate, missing, { cuPrice: this.o.cuPrice, cuFactor });
     this.prepared.set(tradeId, { ...again, cuFactor });
