@@ -252,10 +252,14 @@ export class SettlementExecutor {
         if (a.type === 'resend') await this.send(conn, { raw: look.raw.get(a.attempt)!, signature: a.signature });
       }
     } catch (err) {
-      // the lease goes back at once (if still ours), and the trade waits a little
+      // the trade waits a little (an RPC error before or after the record), and the lease goes
+      // back at once if this step still holds it
       await this.em().execute(
-        `update settlements set lease_owner = null, lease_until = null, next_at = now() + make_interval(secs => ?) where trade_id = ? and lease_owner = ?`,
-        [Math.max(0.5, this.o.pollMs / 1000 * 4), tradeId, token],
+        `update settlements set next_at = now() + make_interval(secs => ?),
+           lease_owner = case when lease_owner = ? then null else lease_owner end,
+           lease_until = case when lease_owner = ? then null else lease_until end
+         where trade_id = ?`,
+        [Math.max(0.5, this.o.pollMs / 1000 * 4), token, token, tradeId],
       ).catch(() => undefined);
       throw err;
     }
