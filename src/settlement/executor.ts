@@ -2,35 +2,34 @@
 //
 // Intake: consumes `ledger.trades` (its own consumer group) and records a `settlements` row per
 // `trade_matched`; idempotent, so redelivery changes nothing. Work: a loop steps every trade that
-// is not final. One step holds the trade's row lock (FOR UPDATE SKIP LOCKED, so nodes share the
-// work and never step one trade at once) and decides from the chain's own record:
+// is not final. This file is the shell around the rules of `decider.ts` (issue 17); one step:
 //
-//   1. read the block height, THEN the statuses of every signature ever signed for the trade (a
-//      transaction that did not land before that height was read can never land afterwards);
-//   2. one landed without error → MINED, and CONFIRMED once finalized (the settlement point);
-//   3. the latest landed with an error → out of compute units: retry with the compute-unit limit
-//      and the priority fee doubled; any other error (allowance, balance): FAILED;
-//   4. the latest did not land: blockhash still valid → send the same bytes again (same signature,
-//      lands at most once); expired → re-execute with a fresh blockhash;
-//   5. a new attempt is signed and stored (with its signature, bytes and last valid height) and
-//      committed BEFORE it is sent. Attempts are bounded: the last failure is final.
-//
-// Before a new attempt, every token account the settlement credits must exist: the settlement
-// transaction creates none (that keeps it small enough for the book's maker caps). When some are
-// missing, the step makes no attempt; after its commit it sends preparatory transactions of
-// idempotent creations (`sendAccountCreations`) and a later step looks again. They move no funds,
-// so they need no exactly-once bookkeeping: they may be sent again any time (a node that died
-// after sending them just sends them again); a failure is retried like an RPC error.
+//   1. LEASE: takes the trade in one short statement (`lease_owner` = a token of this step,
+//      `lease_until` = now + leaseMs) unless another step holds it; nodes share the work and never
+//      step one trade at once;
+//   2. OBSERVE and DECIDE, with no transaction open and no connection held: reads the stored
+//      attempts and the trade, then asks `decide` and makes each look-up it names (block height
+//      THEN signature statuses, the failed attempt's logs, the missing token accounts, a fresh
+//      blockhash and the signed new attempt) until it answers with actions;
+//   3. RECORD: one short transaction, fenced by the lease (it first releases the lease it still
+//      holds; if another step took it meanwhile, nothing is recorded and nothing sent): attempt
+//      outcomes, the new attempt (signed and stored BEFORE it is sent), the row, and the statuses
+//      for the market's book (`UpdateTrade` through the outbox);
+//   4. after the commit, SEND: the new attempt or the same bytes again, and the preparatory
+//      transactions that create missing token accounts (`sendAccountCreations`; they move no
+//      funds, so they need no exactly-once bookkeeping and may be sent again any time).
 //
 // So whatever instant the executor dies at, the next step finds either no new attempt or a stored
-// one it asks the chain about first: a trade is settled at most once, and eventually once.
-// Status changes go to the market's book as `UpdateTrade` commands through the outbox, committed
-// with the step; the book writes them to the ledger (trade_mined, trade_confirmed, trade_retrying,
+// one it asks the chain about first: a trade is settled at most once, and eventually once. A step
+// killed while it holds a lease only delays the trade until the lease runs out.
+// The book writes the statuses to the ledger (trade_mined, trade_confirmed, trade_retrying,
 // trade_failed) with the market's gap-free seq and to the trades read model. After FAILED is on
-// the ledger, the executor calls POST /v1/orders/size-update to invalidate the orders involved.
+// the ledger, the executor calls POST /v1/orders/size-update to invalidate the orders involved
+// (under the lease, before recording that it did).
 import { tradeMatchedRef } from '../../topics/ledger.ts';
+import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { Connection, PublicKey, type Keypair, type TransactionError } from '@solana/web3.js';
+import { Connection, PublicKey, type Keypair, type SignatureStatus } from '@solana/web3.js';
 import type { Logger } from 'pino';
 import type { Bus, ConsumerHandle } from '../runtime/types.ts';
 import type { Orm } from '../store/orm.ts';
@@ -38,9 +37,12 @@ import { enqueue } from '../store/outbox.ts';
 import { countSettlement } from '../metrics.ts';
 import { toJson } from '../runtime/json.ts';
 import {
-  BUDGET_INSTRUCTIONS, MAX_COMPUTE_UNITS, estimateComputeUnits, planAccountCreations, planSettlement, signWithBudget,
+  MAX_COMPUTE_UNITS, estimateComputeUnits, planAccountCreations, planSettlement, signWithBudget,
   type Destination, type SettlementTrade,
 } from '../chain/settlement-tx.ts';
+import { decide, decideCreations, type Action, type Observations, type SignatureView } from './decider.ts';
+
+export { outOfCompute } from './decider.ts';
 
 type Em = { execute(sql: string, params?: unknown[]): Promise<any[]> };
 
@@ -63,6 +65,9 @@ export interface ExecutorOptions {
   maxAttempts: number;
   cuPrice: bigint;
   pollMs: number;
+  /** how long a step holds its lease on a trade (default 20 s): a step killed mid-way delays the
+   *  trade that long; one slower than that loses the lease and records nothing */
+  leaseMs?: number;
   /** Crash hook for tests: `before-send:N` / `after-send:N` SIGKILLs this process at the N-th send
    *  of a settlement transaction, `after-prepare:N` after the N-th sending of preparatory ones. */
   crashPoint?: string;
@@ -94,19 +99,18 @@ export async function sendAccountCreations(
   return { signatures, raw, lastValidBlockHeight };
 }
 
-export interface SettlementRow {
-  trade_id: string; market: string; status: string; attempts: number; cu_limit: number; cu_price: string;
-  signature: string | null; reason: string | null; culprits: string[] | string; reconciled: boolean;
+/** Where a step's look-ups land: what `decide` reads, and what the shell keeps for its effects. */
+interface StepLook {
+  obs: Observations;
+  raw: Map<number, Buffer>;
+  trade?: SettlementTrade | null;
+  plan?: ReturnType<typeof planSettlement>;
+  built?: { raw: Buffer; signature: string; blockhash: string; lastValidBlockHeight: number; cuLimit: number };
 }
 
-/** True when a failed transaction ran out of compute units (as the SVM reports it). */
-export function outOfCompute(err: TransactionError | null, logs: string[] = []): boolean {
-  const ie = (err as any)?.InstructionError;
-  if (ie && (ie[1] === 'ProgramFailedToComplete' || ie[1] === 'ComputationalBudgetExceeded')) {
-    return logs.length === 0 || logs.some((l) => /exceeded CUs meter|compute units|Computational budget exceeded/i.test(l));
-  }
-  return logs.some((l) => /exceeded CUs meter|Computational budget exceeded/i.test(l));
-}
+const parseJson = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+/** What the decider reads of a signature status. */
+const viewOf = (st: SignatureStatus | null): SignatureView => (st ? { err: st.err, finalized: st.confirmationStatus === 'finalized' } : null);
 
 export class SettlementExecutor {
   private consumer: ConsumerHandle | null = null;
@@ -115,8 +119,9 @@ export class SettlementExecutor {
   private running: Promise<void> | null = null;
   private sends = 0;
   private preps = 0;
-  /** statuses the current step reported (counted once it commits) */
-  private said: string[] = [];
+  /** this executor's name in `lease_owner` (with a step counter) */
+  private readonly id = randomBytes(6).toString('hex');
+  private leases = 0;
   /** per trade awaiting its token accounts: the preparatory transactions last sent from here (memory only) */
   private prepared = new Map<string, SentCreations & { cuFactor: number }>();
 
@@ -124,6 +129,10 @@ export class SettlementExecutor {
 
   private em(): any {
     return this.o.orm.em.fork();
+  }
+
+  private get leaseSecs(): number {
+    return (this.o.leaseMs ?? 20_000) / 1000;
   }
 
   async start(): Promise<void> {
@@ -190,6 +199,7 @@ export class SettlementExecutor {
     if (!conn) return 0;
     const due: { trade_id: string }[] = await this.em().execute(
       `select trade_id from settlements where (status not in ('CONFIRMED', 'FAILED') or not reconciled) and next_at <= now()
+         and (lease_until is null or lease_until < now())
        order by next_at limit 50`,
     );
     for (const { trade_id } of due) {
@@ -197,8 +207,7 @@ export class SettlementExecutor {
       try {
         await this.step(trade_id, conn);
       } catch (err) {
-        this.o.log.warn({ err, trade: trade_id }, 'settlement step failed; will retry');
-        await this.em().execute('update settlements set next_at = now() + make_interval(secs => ?) where trade_id = ?', [Math.max(0.5, this.o.pollMs / 1000 * 4), trade_id]);
+        this.o.log.warn({ err, trade: trade_id }, 'settlement step failed; will retry'); // the step put its next one off
       }
     }
     return due.length;
@@ -206,120 +215,196 @@ export class SettlementExecutor {
 
   /** Steps one trade (see the file's head). */
   async step(tradeId: string, conn: Connection): Promise<void> {
-    let toSend: { raw: Buffer; signature: string } | null = null;
-    let reconcile: SettlementRow | null = null;
-    let prepare: Destination[] | null = null;
-    this.said = [];
-    // Read before the row lock: it may come from the database (the mirrored program config), and
-    // embedded (PGlite, one connection) a query beside the open transaction would wait for ever.
-    const collateral = await this.o.collateralMint();
-    await this.em().transactional(async (em: any) => {
-      const [row]: SettlementRow[] = await em.execute('select * from settlements where trade_id = ? for update skip locked', [tradeId]);
-      if (!row) return; // another node steps it now
-      if (row.status === 'FAILED') { if (!row.reconciled) reconcile = row; return; }
-      if (row.status === 'CONFIRMED') return;
-      const attempts: any[] = await em.execute('select * from settlement_attempts where trade_id = ? order by attempt', [tradeId]);
-      const height = attempts.length ? await conn.getBlockHeight('confirmed') : 0;
-      const statuses = attempts.length
-        ? (await conn.getSignatureStatuses(attempts.map((a) => a.signature), { searchTransactionHistory: true })).value
-        : [];
-      const landed = attempts.findIndex((_, i) => statuses[i] && statuses[i]!.err === null);
-      if (landed >= 0) {
-        const st = statuses[landed]!;
-        const sig = attempts[landed].signature;
-        const finalized = st.confirmationStatus === 'finalized';
-        const news: string[] = [];
-        if (row.status !== 'MINED') news.push('MINED');
-        if (finalized) news.push('CONFIRMED');
-        await this.say(em, row, news, { transactionHash: sig, attempt: attempts[landed].attempt });
-        await em.execute(
-          `update settlements set status = ?, signature = ?, reconciled = ?, next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?`,
-          [finalized ? 'CONFIRMED' : 'MINED', sig, finalized, this.o.pollMs / 1000, tradeId],
-        );
-        await em.execute(`update settlement_attempts set outcome = 'landed' where trade_id = ? and attempt = ?`, [tradeId, attempts[landed].attempt]);
+    const token = `${this.id}:${++this.leases}`;
+    // 1. the lease: one statement, no transaction held
+    const [row]: any[] = await this.em().execute(
+      `update settlements set lease_owner = ?, lease_until = now() + make_interval(secs => ?)
+       where trade_id = ? and next_at <= now() and (lease_until is null or lease_until < now())
+         and (status not in ('CONFIRMED', 'FAILED') or not reconciled)
+       returning *`,
+      [token, this.leaseSecs, tradeId],
+    );
+    if (!row) return; // another node steps it now, or it is not due
+    try {
+      // 2. observe and decide, with no transaction open
+      const look = await this.observe(tradeId, row, conn);
+      const actions = look.actions;
+      for (const a of actions) if (a.type === 'invalidate') await this.o.sizeUpdate({ trade_id: tradeId, orders: a.orders, reason: 'settlement failed' });
+      // 3. record, fenced by the lease
+      const held = await this.record(tradeId, row.market, token, actions, look);
+      if (!held) {
+        this.o.log.info({ trade: tradeId }, 'settlement lease lost before recording; the step is dropped');
         return;
       }
-      const last = attempts.at(-1);
-      let cuLimit = row.cu_limit;
-      let cuPrice = BigInt(row.cu_price);
-      let why = '';
-      let retrying: { transactionHash: string; attempt: number; reason: string } | null = null;
-      if (last) {
-        const st = statuses[attempts.length - 1];
-        if (st && st.err) {
-          const got = await conn.getTransaction(last.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }).catch(() => null);
-          const logs = got?.meta?.logMessages ?? [];
-          if (outOfCompute(st.err, logs)) {
-            await em.execute(`update settlement_attempts set outcome = 'out_of_compute' where trade_id = ? and attempt = ?`, [tradeId, last.attempt]);
-            cuLimit = Math.min(MAX_COMPUTE_UNITS, cuLimit * 2);
-            cuPrice = cuPrice * 2n;
-            why = 'out of compute units';
-          } else {
-            await em.execute(`update settlement_attempts set outcome = 'failed' where trade_id = ? and attempt = ?`, [tradeId, last.attempt]);
-            const culprits = await this.culprits(em, tradeId, st.err);
-            await this.fail(em, row, `settlement transaction failed: ${JSON.stringify(st.err)}`, culprits, last.signature, last.attempt);
-            return;
+      // 4. effects after the commit
+      for (const a of actions) {
+        if (a.type === 'report') countSettlement(a.status === 'RETRYING' ? 'retried' : a.status.toLowerCase());
+        if (a.type === 'fail') {
+          countSettlement('failed');
+          this.o.log.warn({ trade: tradeId, reason: a.reason, orders: a.orders }, 'settlement failed');
+        }
+      }
+      const prepare = actions.find((a) => a.type === 'prepare');
+      if (prepare) await this.prepare(conn, tradeId, prepare.missing);
+      else this.prepared.delete(tradeId);
+      for (const a of actions) {
+        if (a.type === 'send') await this.send(conn, look.built!);
+        if (a.type === 'resend') await this.send(conn, { raw: look.raw.get(a.attempt)!, signature: a.signature });
+      }
+    } catch (err) {
+      // the trade waits a little (an RPC error before or after the record), and the lease goes
+      // back at once if this step still holds it
+      await this.em().execute(
+        `update settlements set next_at = now() + make_interval(secs => ?),
+           lease_owner = case when lease_owner = ? then null else lease_owner end,
+           lease_until = case when lease_owner = ? then null else lease_until end
+         where trade_id = ?`,
+        [Math.max(0.5, this.o.pollMs / 1000 * 4), token, token, tradeId],
+      ).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Asks `decide` and makes every look-up it names (RPC or database, no transaction open) until it answers. */
+  private async observe(tradeId: string, row: any, conn: Connection): Promise<StepLook & { actions: Action[] }> {
+    const stored: any[] = row.status === 'FAILED' ? [] : await this.em().execute(
+      'select attempt, signature, tx, last_valid_block_height::text from settlement_attempts where trade_id = ? order by attempt', [tradeId],
+    );
+    const trade = row.status === 'FAILED' ? null : await this.trade(this.em(), tradeId);
+    const look: StepLook = {
+      raw: new Map(stored.map((a) => [a.attempt, Buffer.from(a.tx, 'base64')])),
+      trade,
+      obs: {
+        row: {
+          status: row.status, reconciled: row.reconciled, cuLimit: row.cu_limit, cuPrice: BigInt(row.cu_price),
+          blame: parseJson(row.culprits) ?? [],
+        },
+        attempts: stored.map((a) => ({ attempt: a.attempt, signature: a.signature, lastValidBlockHeight: Number(a.last_valid_block_height) })),
+        orders: trade ? [trade.taker_order_id, ...trade.maker_orders.map((m) => m.order_id)] : [],
+        maxAttempts: this.o.maxAttempts,
+      },
+    };
+    const o = look.obs;
+    for (;;) {
+      const actions = decide(o);
+      const need = actions[0]?.type === 'observe' ? actions[0] : null;
+      if (!need) return { ...look, actions };
+      switch (need.need) {
+        case 'chain': {
+          // the height first: a transaction that did not land before it was read never lands after it
+          const height = await conn.getBlockHeight('confirmed');
+          const statuses = (await conn.getSignatureStatuses(o.attempts.map((a) => a.signature), { searchTransactionHistory: true })).value;
+          o.chain = { height, statuses: statuses.map(viewOf) };
+          break;
+        }
+        case 'logs': {
+          const got = await conn.getTransaction(o.attempts.at(-1)!.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }).catch(() => null);
+          o.logs = got?.meta?.logMessages ?? [];
+          break;
+        }
+        case 'accounts': {
+          if (!look.trade) throw new Error(`trade ${tradeId} is not in the read model yet`);
+          const collateral = await this.o.collateralMint();
+          if (!collateral) throw new Error('the collateral mint is not known yet');
+          const accounts = { collateralMint: new PublicKey(collateral), delegate: this.o.delegate.publicKey, feeRecipient: this.o.feeRecipient };
+          const plan = look.plan = planSettlement(look.trade, accounts);
+          const infos = await conn.getMultipleAccountsInfo(plan.destinations.map((d) => d.account), 'confirmed');
+          o.missing = plan.destinations.filter((_, i) => !infos[i]);
+          break;
+        }
+        case 'build': {
+          const ixs = look.plan!.instructions;
+          const cuLimit = need.cuLimit ?? estimateComputeUnits(ixs);
+          const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
+          try {
+            const signed = signWithBudget(this.o.delegate, ixs, { blockhash, cuLimit, cuPrice: need.cuPrice! });
+            look.built = { raw: signed.raw, signature: signed.signature, blockhash, lastValidBlockHeight, cuLimit };
+            o.build = { ok: true };
+          } catch (e) {
+            o.build = { ok: false, error: (e as Error).message };
           }
-        } else if (height <= Number(last.last_valid_block_height)) {
-          // In flight (or lost on the way): the same bytes again; it lands once at most.
-          toSend = { raw: Buffer.from(last.tx, 'base64'), signature: last.signature };
-          await em.execute('update settlements set next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?', [this.o.pollMs / 1000, tradeId]);
-          return;
-        } else {
-          await em.execute(`update settlement_attempts set outcome = 'expired' where trade_id = ? and attempt = ?`, [tradeId, last.attempt]);
-          why = 'blockhash expired before the transaction landed';
+          break;
         }
-        if (attempts.length >= this.o.maxAttempts) {
-          await this.fail(em, row, `gave up after ${attempts.length} attempts: ${why}`, null, last.signature, last.attempt);
-          return;
+        case 'ledger': {
+          const [t] = await this.em().execute('select status from trades where id = ?', [tradeId]);
+          o.ledgerFailed = t?.status === 'FAILED';
+          break;
         }
-        retrying = { transactionHash: last.signature, attempt: last.attempt, reason: why };
       }
-      // A new attempt. First every token account it credits must exist: if some do not, no
-      // attempt now and no status reported (only the time of the next step is recorded, which
-      // decides all of the above again from the chain); the missing ones are created after the commit.
-      const trade = await this.trade(em, tradeId);
-      if (!trade) throw new Error(`trade ${tradeId} is not in the read model yet`);
-      if (!collateral) throw new Error('the collateral mint is not known yet');
-      const accounts = { collateralMint: new PublicKey(collateral), delegate: this.o.delegate.publicKey, feeRecipient: this.o.feeRecipient };
-      const plan = planSettlement(trade, accounts);
-      const infos = await conn.getMultipleAccountsInfo(plan.destinations.map((d) => d.account), 'confirmed');
-      const missing = plan.destinations.filter((_, i) => !infos[i]);
-      if (missing.length) {
-        prepare = missing;
-        await em.execute('update settlements set next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?', [this.o.pollMs / 1000, tradeId]);
-        return;
-      }
-      if (retrying) await this.say(em, row, ['RETRYING'], retrying);
-      // Signed and stored before it is sent.
-      if (!cuLimit) cuLimit = estimateComputeUnits(plan.instructions);
-      const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
-      let signed;
-      try {
-        signed = signWithBudget(this.o.delegate, plan.instructions, { blockhash, cuLimit, cuPrice });
-      } catch (e) {
-        await this.fail(em, row, `settlement transaction cannot be built: ${(e as Error).message}`, null, '', attempts.length);
-        return;
-      }
-      const n = attempts.length + 1;
-      await em.execute(
-        `insert into settlement_attempts (trade_id, attempt, signature, tx, blockhash, last_valid_block_height, cu_limit, cu_price, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, now())`,
-        [tradeId, n, signed.signature, signed.raw.toString('base64'), blockhash, lastValidBlockHeight, cuLimit, cuPrice.toString()],
+    }
+  }
+
+  /**
+   * Records a step's actions in one short transaction, only while its lease is still its own (the
+   * first statement releases it and locks the row until the commit). False: the lease was lost.
+   */
+  private async record(tradeId: string, market: string, token: string, actions: Action[], look: StepLook): Promise<boolean> {
+    let held = false;
+    const poll = this.o.pollMs / 1000;
+    await this.em().transactional(async (em: Em) => {
+      const mine = await em.execute(
+        'update settlements set lease_owner = null, lease_until = null where trade_id = ? and lease_owner = ? returning trade_id', [tradeId, token],
       );
-      // Until the trade fails, `culprits` holds the latest attempt's blame list (instruction → order).
-      await em.execute(
-        `update settlements set status = ?, attempts = ?, cu_limit = ?, cu_price = ?, signature = ?, culprits = ?::jsonb,
-           next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?`,
-        [attempts.length ? 'RETRYING' : 'MATCHED', n, cuLimit, cuPrice.toString(), signed.signature, toJson(plan.blame), this.o.pollMs / 1000, tradeId],
-      );
-      toSend = { raw: signed.raw, signature: signed.signature };
+      if (!mine.length) return;
+      held = true;
+      let nextIn = poll;
+      const report = (status: string, x: { transactionHash: string; attempt: number; reason?: string }) => this.report(em, tradeId, market, status, x);
+      for (const a of actions) {
+        switch (a.type) {
+          case 'mark':
+            await em.execute('update settlement_attempts set outcome = ? where trade_id = ? and attempt = ?', [a.outcome, tradeId, a.attempt]);
+            break;
+          case 'landed':
+            await em.execute('update settlements set status = ?, signature = ?, reconciled = ? where trade_id = ?', [a.finalized ? 'CONFIRMED' : 'MINED', a.signature, a.finalized, tradeId]);
+            await em.execute(`update settlement_attempts set outcome = 'landed' where trade_id = ? and attempt = ?`, [tradeId, a.attempt]);
+            break;
+          case 'report':
+            await report(a.status, a);
+            break;
+          case 'send': {
+            const b = look.built!;
+            await em.execute(
+              `insert into settlement_attempts (trade_id, attempt, signature, tx, blockhash, last_valid_block_height, cu_limit, cu_price, created_at)
+               values (?, ?, ?, ?, ?, ?, ?, ?, now())`,
+              [tradeId, a.attempt, b.signature, b.raw.toString('base64'), b.blockhash, b.lastValidBlockHeight, b.cuLimit, a.cuPrice.toString()],
+            );
+            // Until the trade fails, `culprits` holds the latest attempt's blame list (instruction → order).
+            await em.execute(
+              'update settlements set status = ?, attempts = ?, cu_limit = ?, cu_price = ?, signature = ?, culprits = ?::jsonb where trade_id = ?',
+              [a.status, a.attempt, b.cuLimit, a.cuPrice.toString(), b.signature, toJson(look.plan!.blame), tradeId],
+            );
+            break;
+          }
+          case 'fail':
+            await report('FAILED', a);
+            await em.execute(
+              `update settlements set status = 'FAILED', reason = ?, culprits = ?::jsonb, reconciled = false where trade_id = ?`,
+              [a.reason.slice(0, 480), toJson(a.orders), tradeId],
+            );
+            nextIn = 0;
+            break;
+          case 'invalidate':
+            await em.execute(`update settlements set reconciled = true where trade_id = ? and status = 'FAILED'`, [tradeId]);
+            break;
+          case 'observe': case 'resend': case 'prepare': case 'wait':
+            break; // nothing to record: the next step decides again from the chain
+        }
+      }
+      await em.execute('update settlements set next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?', [nextIn, tradeId]);
     });
-    for (const s of this.said) countSettlement(s === 'RETRYING' ? 'retried' : s.toLowerCase());
-    if (prepare) await this.prepare(conn, tradeId, prepare);
-    else this.prepared.delete(tradeId);
-    if (toSend) await this.send(conn, toSend);
-    if (reconcile) await this.reconcile(reconcile);
+    return held;
+  }
+
+  /** Status news for the market's book (through the outbox, in the recording transaction). */
+  private async report(em: Em, tradeId: string, market: string, status: string, o: { transactionHash: string; attempt: number; reason?: string }): Promise<void> {
+    const now = Date.now();
+    await enqueue(em, [{
+      topic: this.o.bookTopic, key: market,
+      value: toJson({
+        v: 1, id: `settle:${tradeId}:${status}:${o.attempt}`, at: now,
+        cmd: { type: 'UpdateTrade', tradeId, status, now, transactionHash: o.transactionHash, attempt: o.attempt, ...(o.reason ? { reason: o.reason.slice(0, 480) } : {}) },
+      }),
+    }]);
   }
 
   /**
@@ -331,24 +416,21 @@ export class SettlementExecutor {
    */
   private async prepare(conn: Connection, tradeId: string, missing: Destination[]): Promise<void> {
     const sent = this.prepared.get(tradeId);
-    let cuFactor = 1;
-    if (sent) {
+    const mine = sent && { cuFactor: sent.cuFactor, lastValidBlockHeight: sent.lastValidBlockHeight, count: sent.raw.length };
+    let d = decideCreations(mine);
+    if (d.type === 'observe') {
       const height = await conn.getBlockHeight('confirmed');
-      const statuses = (await conn.getSignatureStatuses(sent.signatures, { searchTransactionHistory: true })).value;
-      const failed = statuses.find((st) => st?.err);
-      if (!failed && height <= sent.lastValidBlockHeight) {
-        // on its way (or lost on the way): the same bytes again; the next step looks again
-        for (const [i, raw] of sent.raw.entries()) {
-          if (!statuses[i]) await conn.sendRawTransaction(raw, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
-        }
-        return;
-      }
-      cuFactor = sent.cuFactor;
-      if (failed) {
-        cuFactor = Math.min(cuFactor * 2, 64);
-        this.o.log.warn({ trade: tradeId, err: failed.err }, 'creating the settlement\'s token accounts failed on chain; sending again');
-      }
+      const statuses = (await conn.getSignatureStatuses(sent!.signatures, { searchTransactionHistory: true })).value;
+      d = decideCreations(mine, { height, statuses: statuses.map(viewOf) });
     }
+    if (d.type === 'resend') {
+      // on its way (or lost on the way): the same bytes again; the next step looks again
+      for (const i of d.indexes) await conn.sendRawTransaction(sent!.raw[i], { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
+      return;
+    }
+    if (d.type !== 'create') return;
+    const cuFactor = d.cuFactor;
+    if (d.afterFailure) this.o.log.warn({ trade: tradeId, err: d.afterFailure }, 'creating the settlement\'s token accounts failed on chain; sending again');
     this.prepared.delete(tradeId);
     const again = await sendAccountCreations(conn, this.o.delegate, missing, { cuPrice: this.o.cuPrice, cuFactor });
     this.prepared.set(tradeId, { ...again, cuFactor });
@@ -375,55 +457,6 @@ export class SettlementExecutor {
       writeSync(2, `SETTLEMENT_CRASH_POINT reached (${this.o.crashPoint}): SIGKILL\n`); // synchronously: nothing runs after the kill
       process.kill(process.pid, 'SIGKILL');
     }
-  }
-
-  /** The orders to blame for a failed instruction: its party's, or every order of the trade. */
-  private async culprits(em: Em, tradeId: string, err: TransactionError): Promise<string[] | null> {
-    const ie = (err as any)?.InstructionError;
-    if (!Array.isArray(ie) || typeof ie[0] !== 'number') return null;
-    const [row] = await em.execute('select culprits from settlements where trade_id = ?', [tradeId]);
-    const blame: (string | null)[] = typeof row?.culprits === 'string' ? JSON.parse(row.culprits) : row?.culprits ?? [];
-    const who = blame[ie[0] - BUDGET_INSTRUCTIONS];
-    return who ? [who] : null;
-  }
-
-  private async fail(em: Em, row: SettlementRow, reason: string, culprits: string[] | null, signature: string, attempt: number): Promise<void> {
-    let orders = culprits;
-    if (!orders) {
-      const t = await this.trade(em, row.trade_id);
-      orders = t ? [t.taker_order_id, ...t.maker_orders.map((m) => m.order_id)] : [];
-    }
-    await this.say(em, row, ['FAILED'], { transactionHash: signature, attempt, reason });
-    await em.execute(
-      `update settlements set status = 'FAILED', reason = ?, culprits = ?::jsonb, reconciled = false, next_at = now(), updated_at = now() where trade_id = ?`,
-      [reason.slice(0, 480), toJson([...new Set(orders)]), row.trade_id],
-    );
-    this.o.log.warn({ trade: row.trade_id, reason, orders }, 'settlement failed');
-  }
-
-  /** FAILED is on the ledger (the trades read model shows it): invalidate the orders involved. */
-  private async reconcile(row: SettlementRow): Promise<void> {
-    const [t] = await this.em().execute('select status from trades where id = ?', [row.trade_id]);
-    if (t?.status !== 'FAILED') {
-      await this.em().execute('update settlements set next_at = now() + make_interval(secs => ?) where trade_id = ?', [this.o.pollMs / 1000, row.trade_id]);
-      return;
-    }
-    const orders: string[] = typeof row.culprits === 'string' ? JSON.parse(row.culprits) : row.culprits;
-    await this.o.sizeUpdate({ trade_id: row.trade_id, orders: orders.filter(Boolean), reason: 'settlement failed' });
-    await this.em().execute(`update settlements set reconciled = true, updated_at = now() where trade_id = ? and status = 'FAILED'`, [row.trade_id]);
-  }
-
-  /** Status news for the market's book (through the outbox, in this step's transaction). */
-  private async say(em: Em, row: SettlementRow, statuses: string[], o: { transactionHash: string; attempt: number; reason?: string }): Promise<void> {
-    const now = Date.now();
-    this.said.push(...statuses);
-    await enqueue(em, statuses.map((status) => ({
-      topic: this.o.bookTopic, key: row.market,
-      value: toJson({
-        v: 1, id: `settle:${row.trade_id}:${status}:${o.attempt}`, at: now,
-        cmd: { type: 'UpdateTrade', tradeId: row.trade_id, status, now, transactionHash: o.transactionHash, attempt: o.attempt, ...(o.reason ? { reason: o.reason.slice(0, 480) } : {}) },
-      }),
-    })));
   }
 
   private async trade(em: Em, tradeId: string): Promise<SettlementTrade | null> {

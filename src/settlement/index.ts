@@ -31,7 +31,7 @@ export function delegateKeypair(cfg: Config): Keypair | null {
 /**
  * A web3.js connection to the node's chain (the gateway's RPC endpoint, or SOLANA_RPC_URL) whose
  * every request gives up after `timeoutMs`: a hung RPC must not hold a settlement step (and its
- * row lock) for ever.
+ * lease on the trade) for ever.
  */
 export function connectionOf(cfg: Config, chain: () => ChainGateway | null, timeoutMs = 10_000): () => Connection | null {
   let own: Connection | null = null;

@@ -399,6 +399,9 @@ export const Settlement = defineEntity({
     culprits: p.json().default('[]'),
     reconciled: p.boolean().default(false),
     nextAt: p.datetime().fieldName('next_at'),
+    /** the step that holds the trade now (a token of that step) and until when (src/settlement/README.md) */
+    leaseOwner: p.string().length(64).fieldName('lease_owner').nullable(),
+    leaseUntil: p.datetime().fieldName('lease_until').nullable(),
     createdAt: p.datetime().fieldName('created_at'),
     updatedAt: p.datetime().fieldName('updated_at'),
   },

@@ -13,6 +13,7 @@ import { Migration20261123600000 } from './Migration20261123600000.ts';
 import { Migration20261124100000 } from './Migration20261124100000.ts';
 import { Migration20261124190200 } from './Migration20261124190200.ts';
 import { Migration20261125190000 } from './Migration20261125190000.ts';
+import { Migration20261126200000 } from './Migration20261126200000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -29,4 +30,5 @@ export const migrationsList = [
   { name: 'Migration20261124100000', class: Migration20261124100000 },
   { name: 'Migration20261124190200', class: Migration20261124190200 },
   { name: 'Migration20261125190000', class: Migration20261125190000 },
+  { name: 'Migration20261126200000', class: Migration20261126200000 },
 ];
