@@ -1,10 +1,12 @@
 // Writes the MarketBook actor's events into the ledger read models (open_orders, trades,
 // trade_parties) and, through the outbox, tells the wallets what their orders hold no more.
 import type { Applied, StoreTx } from '../../runtime/types.ts';
+import { envelopeJson } from '../../runtime/envelope.ts';
 import { toJson } from '../../runtime/json.ts';
 import { enqueue, type OutboxMessage } from '../outbox.ts';
 import { microToDecimal } from '../../../topics/units.ts';
 import type { LedgerPayload } from '../../../topics/ledger.ts';
+import type { WalletProtocol } from '../../../topics/wallet-commands.ts';
 import type { MarketBookEvent } from '../../../actors/market-book/index.ts';
 
 type Ev = MarketBookEvent;
@@ -13,10 +15,15 @@ const dec = microToDecimal;
 
 export interface LedgerProjectionOptions { walletTopic: string }
 
+/** A wallet command through the outbox (topics/wallet-commands.ts). */
+function walletCommand(topic: string, key: string, cmd: WalletProtocol['cmd'], o: { id: string; at: number }): OutboxMessage {
+  return { topic, key, value: envelopeJson(cmd, o) };
+}
+
 /** The wallet command (as the outbox carries it) that releases what an event frees. */
 function release(topic: string, id: string, orderId: string, rel: { owner: string; amount: bigint } | undefined, reason: string, at: number): OutboxMessage | null {
   if (!rel || rel.amount <= 0n) return null;
-  return { topic, key: rel.owner, value: toJson({ v: 1, id, at, cmd: { type: 'Release', orderId, amount: rel.amount.toString(), reason } }) };
+  return walletCommand(topic, rel.owner, { type: 'Release', orderId, amount: rel.amount.toString(), reason }, { id, at });
 }
 
 export function ledgerProjection(o: LedgerProjectionOptions) {
@@ -56,7 +63,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               },
             });
             // A resting or held order keeps its reservation: the hold taken before it reached the book is confirmed.
-            if (e.type === 'OrderDelayed' || e.status === 'LIVE') wallet.push({ topic: w, key: od.owner, value: toJson({ v: 1, id: `confirm:${od.hash}`, at: e.at, cmd: { type: 'Confirm', orderId: od.hash } }) });
+            if (e.type === 'OrderDelayed' || e.status === 'LIVE') wallet.push(walletCommand(w, od.owner, { type: 'Confirm', orderId: od.hash }, { id: `confirm:${od.hash}`, at: e.at }));
             if (e.type === 'OrderPlaced') {
               // The release's id (the wallet's inbox key, at most 255 characters): the trade ids
               // joined, as always for one or two trades; an execution split into more trades by the
