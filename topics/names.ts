@@ -13,7 +13,3 @@ export const TOPICS = {
 } as const;
 
 export const VAULT_KEY = 'vault';
-
-export function replyTopicOf(nodeId: string): string {
-  return `replies.${nodeId.replace(/[^a-zA-Z0-9._-]/g, '_')}`;
-}

@@ -1,6 +1,13 @@
-// Schemas of the commands on `parlay.events` (v1). Amounts are decimal strings of micro-units;
-// a position [slot, indexWithinBlock, eventIndex] orders chain observations.
+// The `parlay.events` topic (v1): decoded program events and parlay-side commands as zod schemas
+// and their replies. Key: the parlay id (a Parlay's commands), or VAULT_KEY (the Vault's). Amounts
+// are decimal strings of micro-units; a position [slot, indexWithinBlock, eventIndex] orders chain
+// observations. The runtime adds the envelope's time as `at` before the vault's decider sees a command.
 import { z } from 'zod';
+import { TOPICS, VAULT_KEY } from './names.ts';
+
+/** The topic's name (before the deployment's prefix); its key is a parlay id, or VAULT_KEY. */
+export const PARLAY_TOPIC = TOPICS.parlayEvents;
+export { VAULT_KEY };
 
 /**
  * Amounts and ids are u64 on chain, kept as PostgreSQL bigint (i64) by the read models: a value
@@ -76,6 +83,19 @@ export const vaultCommand = z.discriminatedUnion('type', [
 ]);
 
 export type Pos = z.infer<typeof pos>;
+/** What a Parlay answers each of its commands. */
+export type ParlayReply = { result: 'applied' | 'duplicate' | 'deferred' | 'rejected'; reason?: string };
+/** What the Vault answers each of its commands. */
+export type VaultReply = { result: 'applied' | 'stale' };
+export type ParlayReplies = { [T in ParlayCommand['type']]: ParlayReply };
+export type VaultReplies = { [T in VaultCommand['type']]: VaultReply };
+
+/** The topic as a typed channel: what senders write and what each command type answers. */
+export interface ParlayEventsProtocol {
+  cmd: z.input<typeof parlayCommand> | z.input<typeof vaultCommand>;
+  replies: ParlayReplies & VaultReplies;
+}
+
 export type LegInput = z.infer<typeof legInput>;
 export type ParlayCommand = z.infer<typeof parlayCommand>;
 export type VaultCommand = z.infer<typeof vaultCommand>;

@@ -1,6 +1,11 @@
-// Schemas of the commands on `wallet.commands` (v1), keyed by wallet address. Amounts are decimal
-// strings of micro-units; `asset` is `collateral` or an outcome token id.
+// The `wallet.commands` topic (v1), keyed by wallet address: the Wallet's commands as zod schemas
+// and their reply. Amounts are decimal strings of micro-units; `asset` is `collateral` or an
+// outcome token id. The runtime adds the envelope's time as `at` before the decider sees a command.
 import { z } from 'zod';
+import { TOPICS } from './names.ts';
+
+/** The topic's name (before the deployment's prefix); its key is the wallet's address. */
+export const WALLET_TOPIC = TOPICS.walletCommands;
 
 const amount = z.string().regex(/^\d{1,20}$/);
 const asset = z.string().min(1).max(64);
@@ -18,3 +23,14 @@ export const walletCommand = z.discriminatedUnion('type', [
 ]);
 
 export type WalletCommand = z.infer<typeof walletCommand>;
+
+/** Every wallet command answers this: ok, or the reservation did not fit the unreserved balance. */
+export type WalletReply =
+  | { ok: true; reserved?: string; available?: string; released?: string }
+  | { ok: false; code: 'INSUFFICIENT_BALANCE'; available: string; message: string };
+
+/** The reply to each command type. */
+export type WalletReplies = { [T in WalletCommand['type']]: WalletReply };
+
+/** The topic as a typed channel: what senders write and what each command type answers. */
+export interface WalletProtocol { cmd: z.input<typeof walletCommand>; replies: WalletReplies }

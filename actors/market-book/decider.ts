@@ -9,20 +9,24 @@ import { decidePlace, decideRelease } from './place.ts';
 import { decideCancel, decideExpire, decideInvalidate, decideStartGame } from './removals.ts';
 import { decideUpdateTrade } from './settlement.ts';
 import type { BookCommand, BookEvent, BookReply, BookState } from './types.ts';
+import type { BookReplies } from '../../topics/clob-commands.ts';
+
+/** What the topic promises each command type answers (topics/clob-commands.ts, BookReplies). */
+type Answer<T extends BookCommand['type']> = Decision<BookEvent, BookReplies[T]>;
 
 export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookReply> = {
   initial: (key) => initialBook(key),
 
   decide(state, cmd): Decision<BookEvent, BookReply> {
     switch (cmd.type) {
-      case 'PlaceOrder': return decidePlace(state, cmd);
-      case 'CancelOrders': return decideCancel(state, cmd);
-      case 'InvalidateOrders': return decideInvalidate(state, cmd);
-      case 'Expire': return decideExpire(state, cmd.now);
-      case 'StartGame': return decideStartGame(state, cmd.now);
-      case 'ReleaseDelayed': return decideRelease(state, cmd.now);
-      case 'ConfigureMarket': return decideConfigure(state, cmd);
-      case 'UpdateTrade': return decideUpdateTrade(state, cmd);
+      case 'PlaceOrder': return decidePlace(state, cmd) satisfies Answer<'PlaceOrder'>;
+      case 'CancelOrders': return decideCancel(state, cmd) satisfies Answer<'CancelOrders'>;
+      case 'InvalidateOrders': return decideInvalidate(state, cmd) satisfies Answer<'InvalidateOrders'>;
+      case 'Expire': return decideExpire(state, cmd.now) satisfies Answer<'Expire'>;
+      case 'StartGame': return decideStartGame(state, cmd.now) satisfies Answer<'StartGame'>;
+      case 'ReleaseDelayed': return decideRelease(state, cmd.now) satisfies Answer<'ReleaseDelayed'>;
+      case 'ConfigureMarket': return decideConfigure(state, cmd) satisfies Answer<'ConfigureMarket'>;
+      case 'UpdateTrade': return decideUpdateTrade(state, cmd) satisfies Answer<'UpdateTrade'>;
       default: return { events: [], reply: { error: 'INVALID_COMMAND', message: `unknown command ${(cmd as { type?: unknown }).type}` } };
     }
   },

@@ -1,25 +1,10 @@
 // Pure reads the runtime runs on an actor's state (book-only routes, /v1/markets best bid/ask).
 // They return fresh objects, never references into the state.
 import { dataOf, ownerOrders, type Live } from './removals.ts';
-import { BUY, NO, SELL, YES, type BookEvent, type BookState, type LastTrade, type Level, type OrderType, type Side } from './types.ts';
+import { BUY, NO, SELL, YES, type BookEvent, type BookState, type LastTrade, type Level } from './types.ts';
+import type { OrderView, Quote } from '../../topics/clob-commands.ts';
 
-/** A book-form order (contracts/clob.md, Reads), amounts in micro-units, price in micro. */
-export interface OrderView {
-  orderHash: string;
-  maker: string;
-  market: string;
-  assetId: string;
-  side: Side;
-  price: number;
-  originalSize: bigint;
-  remainingSize: bigint;
-  sizeMatched: bigint;
-  feeRateBps: number;
-  orderType: OrderType;
-  expiration: number;
-  createdAt: number;
-  status: 'LIVE' | 'DELAYED';
-}
+export type { OrderView, Quote };
 
 function viewOf(s: BookState, l: Live): OrderView {
   const d = dataOf(l);
@@ -42,8 +27,6 @@ export function getOrder(s: BookState, hash: string): OrderView | null {
   const h = s.held.get(hash);
   return h ? viewOf(s, { held: true, h }) : null;
 }
-
-export interface Quote { price: number; size: bigint }
 
 function levelSize(level: Level | undefined): bigint {
   let n = 0n;

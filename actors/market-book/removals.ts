@@ -3,7 +3,7 @@
 import { releaseOf, reservationOf } from './amounts.ts';
 import { ownerHashes } from './owners.ts';
 import type { Decided } from './place.ts';
-import type { BookEvent, BookOrder, BookState, CancelReply, EjectReply, HeldOrder, InvalidateReply, OrderData, Release } from './types.ts';
+import type { BookEvent, BookOrder, BookState, CancelOrders, CancelReply, EjectReply, HeldOrder, InvalidateOrders, InvalidateReply, OrderData, Release } from './types.ts';
 
 /** A live order: resting on the book, or held (delayed). */
 export type Live = { held: false; o: BookOrder } | { held: true; h: HeldOrder };
@@ -50,7 +50,7 @@ export function ownerOrders(s: BookState, ownerKey: string, assetId?: string): L
 
 /** Cancels by id (each answered in canceled or not_canceled) and/or all of the owner's orders
  *  (`all`, or `assetId` for one outcome). Owners are compared case-insensitively. */
-export function decideCancel(s: BookState, cmd: { owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number; reason?: string }): Decided<CancelReply> {
+export function decideCancel(s: BookState, cmd: CancelOrders): Decided<CancelReply> {
   const ownerKey = String(cmd.owner ?? '').toLowerCase();
   const events: BookEvent[] = [];
   // not_canceled is keyed by order hashes: a null-prototype object, so that a new key never adds
@@ -92,7 +92,7 @@ function cancelOne(l: Live, now: number, events: BookEvent[], reply: CancelReply
 }
 
 /** Settlement failed: the listed orders that still rest (or are held) are invalidated. */
-export function decideInvalidate(s: BookState, cmd: { orderIds: string[]; reason: string; tradeId: string; now?: number }): Decided<InvalidateReply> {
+export function decideInvalidate(s: BookState, cmd: InvalidateOrders): Decided<InvalidateReply> {
   const events: BookEvent[] = [];
   const invalidated: string[] = [];
   const not_found: string[] = [];

@@ -1,107 +1,23 @@
-// The MarketBook vocabulary: market config, commands, events, replies and the in-memory state.
+// The MarketBook vocabulary: events and the in-memory state (commands, replies and the market
+// config are the topic's: topics/clob-commands.ts).
 // Amounts (sizes, collateral, fees) are bigint micro-units; prices are integer micro-units of
 // collateral per 1 unit of token (0 < price < 1_000_000); times are ms since the epoch except
 // `expiration`, which is unix seconds as in the signed order.
 
-export type Side = 'BUY' | 'SELL';
-export type OrderType = 'GTC' | 'FOK' | 'GTD';
+import type { LastTrade, Market, OrderType, SettlementStatus, Side } from '../../topics/clob-commands.ts';
+
+// The commands and their replies are the topic's (topics/clob-commands.ts): the book decides what the wire carries.
+export type {
+  BookCommand, BookReply, CancelOrders, CancelReason, CancelReply, ConfigureMarket, ConfigureReply, EjectReply, Expire,
+  InvalidateOrders, InvalidateReply, LastTrade, Market, MarketInput, MarketStatus, OrderInput, OrderType, PlaceAccepted,
+  PlaceOrder, PlaceReply, RejectCode, Rejection, ReleaseDelayed, ReleaseReply, SettlementStatus, Side, StartGame, UpdateTrade,
+  UpdateTradeReply,
+} from '../../topics/clob-commands.ts';
+
 export type Outcome = 'YES' | 'NO';
 export type MatchType = 'COMPLEMENTARY' | 'MINT' | 'MERGE';
-export type MarketStatus = 'open' | 'closed' | 'resolved';
 
 export const MICRO = 1_000_000;
-
-export type RejectCode =
-  | 'INVALID_ORDER' | 'INVALID_TICK_SIZE' | 'INVALID_MIN_SIZE' | 'FEE_RATE_TOO_LOW' | 'FOK_NOT_FILLED'
-  | 'ORDER_EXPIRED' | 'MARKET_CLOSED' | 'MARKET_NOT_FOUND' | 'DUPLICATE_ORDER';
-
-/** The market as the catalog sends it (tick_size and min_size are decimal token units). */
-export interface MarketInput {
-  condition_id: string;
-  yes_token_id: string;
-  no_token_id: string;
-  tick_size?: string | number;
-  min_size?: string | number;
-  taker_fee_bps?: number;
-  /** ISO 8601, ms since the epoch, or null. */
-  start_time?: string | number | null;
-  delay_ms?: number;
-  status?: MarketStatus;
-}
-
-/** The market as the book keeps it. */
-export interface Market {
-  conditionId: string;
-  yesTokenId: string;
-  noTokenId: string;
-  /** Tick in price micro-units (0.01 → 10_000). */
-  tick: number;
-  /** Minimum order size in token micro-units. */
-  minSize: bigint;
-  takerFeeBps: number;
-  /** ms since the epoch, or null when the market has no start. */
-  startTime: number | null;
-  delayMs: number;
-  status: MarketStatus;
-}
-
-/** An order as it reaches the book (signature and hash checked at the edge: src/clob/signed-order.ts).
- *  A BUY's signed makerAmount is price × size / 1e6 exactly (the edge accepts exact prices only). */
-export interface OrderInput {
-  hash: string;
-  maker: string;
-  tokenId: string;
-  side: Side;
-  price: number;
-  size: bigint;
-  feeRateBps: number;
-  /** unix seconds, 0 = none */
-  expiration: number;
-  orderType: OrderType;
-  /** ms */
-  createdAt: number;
-}
-
-// ---- commands ------------------------------------------------------------------------------
-
-export interface ConfigureMarket { type: 'ConfigureMarket'; market: MarketInput; now?: number }
-export interface PlaceOrder {
-  type: 'PlaceOrder';
-  order: OrderInput;
-  now: number;
-  mintMerge: boolean;
-  /** Price micro-units, e.g. 0.02 → 20_000: how far the fill price may drift from the reference
-   *  price (the best opposite price when the order arrived, the taker's own orders included). */
-  distortionBound: number;
-  /** Most maker legs in each COMPLEMENTARY trade of this execution, so that its settlement
-   *  transaction fits (CLOB_MAX_MAKERS_PER_TRADE): when a trade is full, the next maker opens a new
-   *  trade (the sweep goes on). Absent: no cap. */
-  maxMakersPerTrade?: number;
-  /** The same for each MINT (or MERGE) trade (CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE). Absent:
-   *  `maxMakersPerTrade` (as commands from before this field were decided). */
-  maxMakersPerMintMergeTrade?: number;
-  /** Id of the first trade this execution produces (default `t-<order hash>`); the next ones, in
-   *  the order they are opened, get `:1`, `:2`, … */
-  tradeId?: string;
-  /** Most live and held orders one wallet may have on this book (CLOB_MAX_OPEN_ORDERS_PER_MARKET):
-   *  at the cap a GTC/GTD order is rejected, a FOK one (it never rests) is not. Absent: no cap. */
-  maxOpenOrders?: number;
-}
-/** reason: 'user' (default) or e.g. 'heartbeat_timeout' (cancel-on-disconnect); carried by OrderCancelled. */
-export interface CancelOrders { type: 'CancelOrders'; owner: string; orderIds?: string[]; all?: boolean; assetId?: string; now: number; reason?: string }
-export interface InvalidateOrders { type: 'InvalidateOrders'; orderIds: string[]; reason: string; tradeId: string; now?: number }
-export interface Expire { type: 'Expire'; now: number }
-export interface StartGame { type: 'StartGame'; now: number }
-export interface ReleaseDelayed { type: 'ReleaseDelayed'; now: number }
-
-/** Settlement progress of a trade, from the executor (issue 5): recorded on the ledger as is. */
-export type SettlementStatus = 'MINED' | 'CONFIRMED' | 'RETRYING' | 'FAILED';
-export interface UpdateTrade {
-  type: 'UpdateTrade'; tradeId: string; status: SettlementStatus; now: number;
-  transactionHash?: string; attempt?: number; reason?: string;
-}
-
-export type BookCommand = ConfigureMarket | PlaceOrder | CancelOrders | InvalidateOrders | Expire | StartGame | ReleaseDelayed | UpdateTrade;
 
 // ---- events ----------------------------------------------------------------------------------
 
@@ -226,40 +142,6 @@ export type BookEvent =
   | (OrderGone & { type: 'OrderEjected'; reason: 'expired' | 'game_start' | 'release_rejected'; code?: string })
   | (OrderGone & { type: 'OrderInvalidated'; reason: string; tradeId: string });
 
-// ---- replies ---------------------------------------------------------------------------------
-
-export interface Rejection { error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND'; message: string }
-
-export interface PlaceAccepted {
-  /** matched: something filled on arrival; live: rests unfilled; delayed: held. ('unmatched' is no
-   *  longer decided: a GTC/GTD remainder always rests.) */
-  status: 'live' | 'matched' | 'delayed' | 'unmatched';
-  orderID: string;
-  /** What the taker gave in fills on arrival: collateral for BUY, tokens for SELL. */
-  makingAmount: bigint;
-  /** What the taker got in fills on arrival: tokens for BUY, collateral for SELL. */
-  takingAmount: bigint;
-  tradeIDs: string[];
-  warnings: string[];
-  sizeMatched: bigint;
-  /** What rests on the book now (0 when nothing rests). */
-  remaining: bigint;
-  /** Taker fee of the arrival fills. */
-  fee: bigint;
-}
-export type PlaceReply = PlaceAccepted | Rejection;
-
-export type CancelReason = 'order not found' | 'already filled' | 'already cancelled' | 'not yours';
-/** not_canceled (and ReleaseReply.replies) are null-prototype objects keyed by order hash. */
-export interface CancelReply { canceled: string[]; not_canceled: Record<string, CancelReason> }
-export interface InvalidateReply { invalidated: string[]; not_found: string[] }
-export interface EjectReply { ejected: string[] }
-export interface ReleaseReply { released: string[]; replies: Record<string, PlaceReply> }
-export type ConfigureReply = { ok: true; market: Market } | Rejection;
-
-export interface UpdateTradeReply { ok: true; trade_id: string; status: SettlementStatus }
-export type BookReply = PlaceReply | CancelReply | InvalidateReply | EjectReply | ReleaseReply | ConfigureReply | UpdateTradeReply | Rejection;
-
 // ---- state -----------------------------------------------------------------------------------
 
 export const BUY = 0;
@@ -297,8 +179,6 @@ export interface HeldOrder {
 }
 
 export type Finish = 'filled' | 'cancelled' | 'ejected' | 'invalidated';
-
-export interface LastTrade { asset_id: string; side: Side; price: number; size: bigint; match_time: number }
 
 /**
  * The MarketBook actor's state. Not plain JSON (Maps, an object graph): snapshots go through

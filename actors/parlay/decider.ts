@@ -2,7 +2,7 @@
 // late delivery never rolls the aggregates back; an event about a parlay not created yet is
 // deferred (not applied, not remembered) so that the provider's retry applies it later.
 import type { Decider } from '../../src/runtime/types.ts';
-import { posAfter, type ParlayCommand, type Pos } from '../../topics/parlay-events.ts';
+import { posAfter, type ParlayCommand, type Pos, type ParlayReply } from '../../topics/parlay-events.ts';
 
 export type ParlayStatus = 'active' | 'won' | 'lost' | 'claimed' | 'voided' | 'refunded';
 export type LegStatus = 'pending' | 'won' | 'lost' | 'voided';
@@ -31,7 +31,6 @@ export type ParlayEvent =
   | (Extract<ParlayCommand, { type: 'ParlayClaimed' }> & Apply)
   | (Extract<ParlayCommand, { type: 'ParlayVoided' }> & Apply);
 
-export type ParlayReply = { result: 'applied' | 'duplicate' | 'deferred' | 'rejected'; reason?: string };
 
 const reply = (result: ParlayReply['result'], reason?: string): ParlayReply => (reason ? { result, reason } : { result });
 

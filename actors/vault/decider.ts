@@ -2,7 +2,7 @@
 // its configuration. Every value carries the position of the observation that set it and is only
 // overwritten from a later one, so late or repeated deliveries never roll the mirror back.
 import type { Decider } from '../../src/runtime/types.ts';
-import { posAfter, type ConfigFields, type Pos, type VaultCommand } from '../../topics/parlay-events.ts';
+import { posAfter, type ConfigFields, type Pos, type VaultCommand, type VaultReply, type VaultValues } from '../../topics/parlay-events.ts';
 
 export interface Field<T> { v: T; pos: Pos | null }
 
@@ -29,7 +29,6 @@ export type VaultEvent =
   | { type: 'ValuesSet'; at: number; values: Partial<{ [K in FieldName]: VaultState[K] }> }
   | { type: 'ConfigSet'; pos: Pos; at: number; config: ConfigFields };
 
-export type VaultReply = { result: 'applied' | 'stale' };
 
 type Values = Extract<VaultEvent, { type: 'ValuesSet' }>['values'];
 type WithAt<C> = C & { at: number };
@@ -48,8 +47,9 @@ export const vaultDecider: Decider<VaultState, WithAt<VaultCommand>, VaultEvent,
     switch (cmd.type) {
       case 'VaultObserved': {
         const values: Values = {};
-        for (const [k, f] of Object.entries(cmd.values)) {
-          if (f && posAfter(f.pos, (state as any)[k].pos)) (values as any)[k] = f;
+        for (const k of Object.keys(cmd.values) as (keyof VaultValues)[]) {
+          const f = cmd.values[k];
+          if (f && posAfter(f.pos, state[k].pos)) values[k] = f;
         }
         if (!Object.keys(values).length) return { events: [], reply: { result: 'stale' } };
         return { events: [{ type: 'ValuesSet', at: cmd.at, values }], reply: { result: 'applied' } };

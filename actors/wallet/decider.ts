@@ -3,7 +3,7 @@
 // wins) minus what the wallet's other orders hold. A hold taken before the order reached its book
 // lapses after `holdMs` unless confirmed, so a node that dies between the two steps leaks nothing.
 import type { Decider } from '../../src/runtime/types.ts';
-import type { WalletCommand } from '../../topics/wallet-commands.ts';
+import type { WalletCommand, WalletReply } from '../../topics/wallet-commands.ts';
 
 export interface Reservation { asset: string; amount: string; market: string; confirmed: boolean; lapsesAt: number }
 
@@ -17,10 +17,6 @@ export type WalletEvent =
   | { type: 'Confirmed'; orderId: string }
   | { type: 'Released'; orderId: string; amount: string; reason: string }
   | { type: 'BalanceSeen'; asset: string; amount: string; slot: number };
-
-export type WalletReply =
-  | { ok: true; reserved?: string; available?: string; released?: string }
-  | { ok: false; code: 'INSUFFICIENT_BALANCE'; available: string; message: string };
 
 type Cmd = WalletCommand & { at: number };
 

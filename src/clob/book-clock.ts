@@ -1,7 +1,8 @@
 // Time-driven book commands: GTD expiry, game start, release of delayed orders. Each node ticks only
 // the markets whose partition it owns; the book decides what is due (the commands are idempotent).
 import { partitionFor } from '../runtime/partitioner.ts';
-import type { Asker } from '../runtime/asker.ts';
+import { channel, type Asker, type Command } from '../runtime/asker.ts';
+import type { BookProtocol } from '../../topics/clob-commands.ts';
 import type { Runtime } from '../runtime/runtime.ts';
 import type { Bus } from '../runtime/types.ts';
 
@@ -42,21 +43,21 @@ export class BookClock {
        where o.status in ('LIVE', 'DELAYED') group by o.market`,
       [Math.floor(now / 1000), now],
     );
-    const cmds: { topic: string; key: string; cmd: unknown }[] = [];
+    const cmds: Command<BookProtocol['cmd']>[] = [];
     const started: [string, string][] = [];
     for (const r of rows) {
       if (!owned.has(partitionFor(r.market, n))) continue;
-      if (r.expire) cmds.push({ topic: this.o.bookTopic, key: r.market, cmd: { type: 'Expire', now } });
+      if (r.expire) cmds.push({ key: r.market, cmd: { type: 'Expire', now } });
       // Once per market and start time: after it, only orders released from the start window
       // (which StartGame keeps) can have been created before the start, so asking again each tick
       // would change nothing. A new owner, or an edited start time, asks again (harmless).
       if (r.started && this.started.get(r.market) !== r.start_ms) {
-        cmds.push({ topic: this.o.bookTopic, key: r.market, cmd: { type: 'StartGame', now } });
+        cmds.push({ key: r.market, cmd: { type: 'StartGame', now } });
         started.push([r.market, r.start_ms]);
       }
-      if (r.delayed) cmds.push({ topic: this.o.bookTopic, key: r.market, cmd: { type: 'ReleaseDelayed', now } });
+      if (r.delayed) cmds.push({ key: r.market, cmd: { type: 'ReleaseDelayed', now } });
     }
-    if (cmds.length) await this.o.asker.tell(cmds);
+    if (cmds.length) await this.o.asker.tellTo(channel<BookProtocol>(this.o.bookTopic), cmds);
     for (const [market, startMs] of started) this.started.set(market, startMs);
     if (this.started.size > 100_000) this.started.clear();
   }

@@ -11,7 +11,8 @@
 // claim `expiring`, another node takes it over after a lease and its asks are answered from the
 // command inbox, never applied twice. After an expiry the wallet is disarmed (`expired`) until its
 // next heartbeat arms it again, so orders placed afterwards without heartbeats stay.
-import type { Asker } from '../runtime/asker.ts';
+import { channel, type Asker } from '../runtime/asker.ts';
+import type { BookProtocol } from '../../topics/clob-commands.ts';
 
 import type { Db } from '../db.ts';
 
@@ -129,9 +130,9 @@ export class HeartbeatClock {
       "select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()],
     )).map((r: any) => r.market);
     const now = Date.now();
-    const replies = markets.length ? await this.o.asker.askMany<any>(markets.map((m) => ({
-      topic: this.o.bookTopic, key: m, id: `heartbeat:${wallet}:${m}:${seenMs}`,
-      cmd: { type: 'CancelOrders', owner: wallet, all: true, now, reason: HEARTBEAT_CANCEL_REASON },
+    const replies = markets.length ? await this.o.asker.askManyTo(channel<BookProtocol>(this.o.bookTopic), markets.map((m) => ({
+      key: m, id: `heartbeat:${wallet}:${m}:${seenMs}`,
+      cmd: { type: 'CancelOrders' as const, owner: wallet, all: true, now, reason: HEARTBEAT_CANCEL_REASON },
     }))) : [];
     const cancelled = replies.reduce((a, r) => a + (r?.canceled?.length ?? 0), 0);
     // Only the claim of this very silence is closed: a heartbeat that came meanwhile re-armed the wallet.

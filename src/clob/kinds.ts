@@ -1,9 +1,9 @@
 // The order book's actor kinds as the runtime hosts them: one MarketBook per market on
 // `clob.commands`, one Wallet per wallet on `wallet.commands`.
-import { marketBookDecider, toSnapshot, fromSnapshot, ordersOf, getOrder, bestBidAsk, lastTrade, depthOf, changesBook, type Depth } from '../../actors/market-book/index.ts';
-import { walletDecider, type WalletState } from '../../actors/wallet/decider.ts';
-import { bookCommand, type BookCommandWire } from '../../topics/clob-commands.ts';
-import { walletCommand } from '../../topics/wallet-commands.ts';
+import { marketBookDecider, toSnapshot, fromSnapshot, ordersOf, getOrder, bestBidAsk, lastTrade, depthOf, changesBook, type Depth, type MarketBookEvent } from '../../actors/market-book/index.ts';
+import { walletDecider, type WalletEvent, type WalletState } from '../../actors/wallet/decider.ts';
+import { bookCommand, type BookCommandWire, type BookLevels, type BookReplies } from '../../topics/clob-commands.ts';
+import { walletCommand, type WalletCommand, type WalletReply } from '../../topics/wallet-commands.ts';
 import { ledgerProjection } from '../store/projections/ledger.ts';
 import type { ActorKind, Decider } from '../runtime/types.ts';
 
@@ -11,14 +11,17 @@ import type { ActorKind, Decider } from '../runtime/types.ts';
  *  its snapshot, so that it only grows; the public book reads (/v1/book) show it as `seq`. */
 type BookState = ReturnType<typeof marketBookDecider.initial> & { bookSeq?: number };
 
-const levelsOut = (d: Depth | null) => d && { bids: d.bids.map(([p, n]) => [p, n.toString()]), asks: d.asks.map(([p, n]) => [p, n.toString()]) };
+const levelsOut = (d: Depth | null): BookLevels | null => d && { bids: d.bids.map(([p, n]) => [p, n.toString()]), asks: d.asks.map(([p, n]) => [p, n.toString()]) };
+
+/** Any reply of the book (topics/clob-commands.ts, BookReplies). */
+type AnyBookReply = BookReplies[keyof BookReplies];
 
 /** The book's decider plus read commands answered from its state, with no events. */
-const bookWithReads: Decider<BookState, BookCommandWire, unknown, unknown> = {
+const bookWithReads: Decider<BookState, BookCommandWire, MarketBookEvent, AnyBookReply> = {
   initial: (key) => marketBookDecider.initial(key),
   evolve(s, e) {
-    const next: BookState = marketBookDecider.evolve(s, e as any);
-    if (changesBook(e as any)) next.bookSeq = (next.bookSeq ?? 0) + 1;
+    const next: BookState = marketBookDecider.evolve(s, e);
+    if (changesBook(e)) next.bookSeq = (next.bookSeq ?? 0) + 1;
     return next;
   },
   decide(s, c) {
@@ -30,7 +33,7 @@ const bookWithReads: Decider<BookState, BookCommandWire, unknown, unknown> = {
       return { events: [], reply: { orders: ordersOf(s, c.owner, { assetId: c.assetId }) }, final: false };
     }
     if (c.type === 'ReadQuote') {
-      const m = (s as any).market;
+      const m = s.market;
       const quote = (asset: string | undefined) => (asset ? bestBidAsk(s, asset) : null);
       // `yesMintMerge`: the YES quote as a taker meets it with mint/merge matching on (a NO bid at q
       // is a YES ask at 1 − q, a NO ask a YES bid).
@@ -47,24 +50,24 @@ const bookWithReads: Decider<BookState, BookCommandWire, unknown, unknown> = {
           : { seq: s.bookSeq ?? 0, yes: null, no: null, last: null },
       };
     }
-    return marketBookDecider.decide(s, c as any);
+    return marketBookDecider.decide(s, c);
   },
 };
 
 export function clobKinds(o: { bookTopic: string; walletTopic: string }): { kind: ActorKind; owns(key: string): boolean }[] {
-  const book: ActorKind<BookState> = {
+  const book: ActorKind<BookState, BookCommandWire, MarketBookEvent, AnyBookReply> = {
     name: 'market-book',
     topic: o.bookTopic,
-    decider: bookWithReads as any,
+    decider: bookWithReads,
     parse: (c) => bookCommand.parse(c),
     toSnapshot: (s) => ({ ...toSnapshot(s), bookSeq: s.bookSeq ?? 0 }),
     fromSnapshot: (j) => Object.assign(fromSnapshot(j), { bookSeq: Number((j as { bookSeq?: number }).bookSeq ?? 0) }),
-    project: ledgerProjection({ walletTopic: o.walletTopic }) as any,
+    project: ledgerProjection({ walletTopic: o.walletTopic }),
   };
-  const wallet: ActorKind<WalletState> = {
+  const wallet: ActorKind<WalletState, WalletCommand & { at: number }, WalletEvent, WalletReply> = {
     name: 'wallet',
     topic: o.walletTopic,
-    decider: walletDecider as any,
+    decider: walletDecider,
     parse: (c, env) => ({ ...walletCommand.parse(c), at: env.at }),
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as WalletState,

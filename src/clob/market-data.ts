@@ -3,8 +3,8 @@
 // history from the ledger's trades. Every price and size is an exact decimal string of integer
 // micro-units: no floating point touches a price.
 import { createHash } from 'node:crypto';
-import type { Asker } from '../runtime/asker.ts';
-import { AskTimeout } from '../runtime/asker.ts';
+import { AskTimeout, channel, type Answer, type Asker } from '../runtime/asker.ts';
+import type { BookProtocol } from '../../topics/clob-commands.ts';
 import { invalid, notFound, unavailable } from '../errors.ts';
 import { decimalToMicro } from '../../topics/units.ts';
 import { decimal } from './service.ts';
@@ -15,13 +15,8 @@ import type { Db } from '../db.ts';
 /** What the catalog says of a market, for its two tokens. */
 interface MarketRow { condition_id: string; yes_token_id: string; no_token_id: string; tick_size: string; min_size: string }
 
-/** The book actor's ReadBook reply: levels as [price micro, size micro] per outcome view. */
-interface BookReply {
-  seq: number;
-  yes: { bids: [number, string][]; asks: [number, string][] } | null;
-  no: { bids: [number, string][]; asks: [number, string][] } | null;
-  last: { asset_id: string; price: number } | null;
-}
+/** The book actor's ReadBook reply (topics/clob-commands.ts, BookView): levels as [price micro, size micro] per outcome view. */
+type BookReply = Answer<BookProtocol, { type: 'ReadBook'; mintMerge: boolean }>;
 
 export interface PriceLevel { price: string; size: string }
 
@@ -86,7 +81,7 @@ export class MarketData {
 
   private async readBook(conditionId: string): Promise<BookReply> {
     try {
-      return await this.d.asker.ask<BookReply>({ topic: this.d.bookTopic, key: conditionId, cmd: { type: 'ReadBook', mintMerge: this.d.mintMerge } });
+      return await this.d.asker.askTo(channel<BookProtocol>(this.d.bookTopic), conditionId, { type: 'ReadBook', mintMerge: this.d.mintMerge });
     } catch (e) {
       if (e instanceof AskTimeout) throw unavailable('unavailable', 'the book did not answer in time; retry');
       throw e;

@@ -1,8 +1,9 @@
 // The order book's use cases between the front door and the actors: placing an order is a saga of
 // two actors on two partitions (reserve in the Wallet, then place in the MarketBook, then confirm
 // or release), cancels fan out to the books, reads come from the books or the ledger read models.
-import type { Asker } from '../runtime/asker.ts';
-import { AskTimeout } from '../runtime/asker.ts';
+import { AskTimeout, channel, type Answer, type Asker, type Channel, type Protocol } from '../runtime/asker.ts';
+import type { BookProtocol } from '../../topics/clob-commands.ts';
+import type { WalletProtocol } from '../../topics/wallet-commands.ts';
 import { DomainError, invalid, unavailable, upstream } from '../errors.ts';
 import { microToDecimal } from '../../topics/units.ts';
 import type { ChainGateway } from '../chain/gateway.ts';
@@ -41,11 +42,17 @@ export class OrderRejected extends DomainError {
 const reject = (code: string, message: string) => new OrderRejected(code, message);
 
 export class ClobService {
-  constructor(private d: ClobServiceDeps) {}
+  private readonly book: Channel<BookProtocol>;
+  private readonly wallet: Channel<WalletProtocol>;
 
-  private async ask<R>(topic: string, key: string, cmd: unknown, id?: string): Promise<R> {
+  constructor(private d: ClobServiceDeps) {
+    this.book = channel(d.bookTopic);
+    this.wallet = channel(d.walletTopic);
+  }
+
+  private async ask<P extends Protocol, const C extends P['cmd']>(ch: Channel<P>, key: string, cmd: C, id?: string): Promise<Answer<P, C>> {
     try {
-      return await this.d.asker.ask<R>({ topic, key, cmd, id });
+      return await this.d.asker.askTo(ch, key, cmd, { id });
     } catch (e) {
       if (e instanceof AskTimeout) throw unavailable('unavailable', 'the owner did not answer in time; retry (the request is idempotent)');
       throw e;
@@ -89,20 +96,20 @@ export class ClobService {
     const delegate = this.d.delegate();
     if (!delegate || holding.delegate !== delegate || holding.delegatedAmount < amount) warnings.push('allowance');
 
-    const reserved = await this.ask<{ ok: boolean; code?: string; message?: string }>(this.d.walletTopic, wallet, {
+    const reserved = await this.ask(this.wallet, wallet, {
       type: 'Reserve', orderId: id, asset, amount: amount.toString(), market: market.condition_id,
       balance: { amount: holding.amount.toString(), slot: holding.slot }, holdMs: this.d.holdMs ?? 30_000,
     }, `reserve:${id}`);
     if (!reserved.ok) throw reject('INSUFFICIENT_BALANCE', reserved.message ?? 'maker amount exceeds the unreserved balance');
 
-    const reply = await this.ask<any>(this.d.bookTopic, market.condition_id, {
+    const reply = await this.ask(this.book, market.condition_id, {
       type: 'PlaceOrder', now, mintMerge: this.d.mintMerge, distortionBound: Math.round(this.d.distortionBound * 1_000_000),
       maxMakersPerTrade: this.d.maxMakersPerTrade, maxMakersPerMintMergeTrade: this.d.maxMakersPerMintMergeTrade ?? this.d.maxMakersPerTrade, maxOpenOrders: this.d.maxOpenOrdersPerMarket,
       order: { hash: id, maker: wallet, tokenId: order.tokenId, side: order.side, price: Number(price), size: size.toString(), feeRateBps: Number(order.feeRateBps), expiration, orderType, createdAt: now },
     });
-    if (reply?.error) {
+    if ('error' in reply) {
       // A duplicate is the same order already on its way: its hold is that order's, not ours to free.
-      if (reply.error !== 'DUPLICATE_ORDER') await this.ask(this.d.walletTopic, wallet, { type: 'Release', orderId: id, reason: 'rejected' }, `reject:${id}`);
+      if (reply.error !== 'DUPLICATE_ORDER') await this.ask(this.wallet, wallet, { type: 'Release', orderId: id, reason: 'rejected' }, `reject:${id}`);
       throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
     }
     return {
@@ -129,11 +136,11 @@ export class ClobService {
     }
     const markets = sel.ids ? [...byMarket.keys()] : sel.market ? [sel.market.toLowerCase()]
       : (await this.d.db().execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])).map((r: any) => r.market);
-    const replies = await Promise.all(markets.map((m) => this.ask<any>(this.d.bookTopic, m, {
+    const replies = await Promise.all(markets.map((m) => this.ask(this.book, m, {
       type: 'CancelOrders', owner: wallet, now, ...(sel.ids ? { orderIds: byMarket.get(m) } : { all: true }), ...(sel.assetId ? { assetId: sel.assetId } : {}),
     })));
     for (const r of replies) {
-      if (r?.error) continue;
+      if ('error' in r) continue;
       canceled.push(...(r.canceled ?? []));
       Object.assign(notCanceled, r.not_canceled ?? {});
     }
@@ -157,7 +164,7 @@ export class ClobService {
     } else {
       markets = (await this.d.db().execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])).map((r: any) => r.market);
     }
-    const replies = await Promise.all(markets.map((m) => this.ask<any>(this.d.bookTopic, m, { type: 'ReadOrders', owner: wallet, ...(f.orderId ? { orderId: f.orderId } : {}) })));
+    const replies = await Promise.all(markets.map((m) => this.ask(this.book, m, { type: 'ReadOrders', owner: wallet, ...(f.orderId ? { orderId: f.orderId } : {}) })));
     return replies.flatMap((r) => (r?.orders ?? []).map(bookForm));
   }
 
@@ -194,7 +201,7 @@ export class ClobService {
     const invalidated: string[] = [];
     const notFound = b.orders.filter((id) => !known.has(id));
     for (const [market, ids] of byMarket) {
-      const rep = await this.ask<any>(this.d.bookTopic, market, { type: 'InvalidateOrders', orderIds: ids, reason: b.reason, tradeId: b.trade_id, now }, `size-update:${b.trade_id}:${market}`);
+      const rep = await this.ask(this.book, market, { type: 'InvalidateOrders', orderIds: ids, reason: b.reason, tradeId: b.trade_id, now }, `size-update:${b.trade_id}:${market}`);
       invalidated.push(...(rep?.invalidated ?? []));
       notFound.push(...(rep?.not_found ?? []));
     }
@@ -202,18 +209,18 @@ export class ClobService {
   }
 
   async quote(conditionId: string) {
-    return this.ask<any>(this.d.bookTopic, conditionId.toLowerCase(), { type: 'ReadQuote', mintMerge: this.d.mintMerge });
+    return this.ask(this.book, conditionId.toLowerCase(), { type: 'ReadQuote', mintMerge: this.d.mintMerge });
   }
 
   /** Tells the book about a catalog change. */
   async configure(conditionId: string) {
     const m = await this.d.catalog.get(conditionId);
     if (!m) return;
-    const r = await this.ask<any>(this.d.bookTopic, m.condition_id, {
+    const r = await this.ask(this.book, m.condition_id, {
       type: 'ConfigureMarket', now: Date.now(),
       market: { condition_id: m.condition_id, yes_token_id: m.yes_token_id, no_token_id: m.no_token_id, tick_size: m.tick_size, min_size: m.min_size, taker_fee_bps: m.taker_fee_bps, start_time: m.start_time, delay_ms: m.delay_ms, status: m.status },
     });
-    if (r?.error) throw invalid('invalid_market', r.message);
+    if ('error' in r) throw invalid('invalid_market', r.message);
   }
 }
 

@@ -4,13 +4,13 @@
 // delivery answer 503 so the provider retries, while what was applied stays applied. An event
 // whose identity (signature, position) was first seen with other bytes is dead-lettered
 // (`conflicting_event`), never applied as a new fact.
-import { AskFailed, type Asker } from '../runtime/asker.ts';
+import { AskFailed, channel, type Asker, type Command } from '../runtime/asker.ts';
 import type { RuntimeStore } from '../runtime/store-port.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import { decodeTransaction, reasonText, type DecodedEvent, type DecodedTx } from './decode.ts';
 import { identityOf, type EventClaim, type EventIdentities } from './event-identity.ts';
 import type { RawTransaction } from './webhook-schema.ts';
-import { posAfter, type VaultValues } from '../../topics/parlay-events.ts';
+import { posAfter, type ParlayEventsProtocol, type VaultValues } from '../../topics/parlay-events.ts';
 
 function latestValues(into: VaultValues, values: VaultValues) {
   for (const [k, f] of Object.entries(values) as [keyof VaultValues, NonNullable<VaultValues[keyof VaultValues]>][]) {
@@ -69,7 +69,7 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
   const claims: (EventClaim & { txIndex: number; event: DecodedEvent })[] = decoded.flatMap(({ txIndex, d }) =>
     d.events.map((event) => ({ signature: d.signature, index: event.index, hash: event.hash, txIndex, event })));
   const conflicts = await deps.identities.claim(claims);
-  const work: { txIndex: number; spec: { topic: string; key: string; cmd: unknown } }[] = [];
+  const work: { txIndex: number; spec: Command<ParlayEventsProtocol['cmd']> }[] = [];
   const vaultValues: VaultValues = {};
   for (const c of claims) {
     if (conflicts.has(c)) {
@@ -85,12 +85,12 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
     for (const r of c.event.commands) {
       if (r.target === 'vault' && r.cmd.type === 'VaultObserved') { latestValues(vaultValues, r.cmd.values); continue; }
       const key = r.target === 'vault' ? VAULT_KEY : r.key;
-      work.push({ txIndex: c.txIndex, spec: { topic: deps.topic, key, cmd: r.cmd } });
+      work.push({ txIndex: c.txIndex, spec: { key, cmd: r.cmd } });
     }
   }
   // Vault values are last-writer-wins by position: one command carries the newest of each.
-  if (Object.keys(vaultValues).length) work.push({ txIndex: -1, spec: { topic: deps.topic, key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
-  const outcomes = work.length ? await deps.asker.askManySettled<{ result: string }>(work.map((w) => w.spec)) : [];
+  if (Object.keys(vaultValues).length) work.push({ txIndex: -1, spec: { key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
+  const outcomes = work.length ? await deps.asker.askManySettledTo(channel<ParlayEventsProtocol>(deps.topic), work.map((w) => w.spec)) : [];
   const deferredTx = new Set<number>();
   let timedOut: unknown = null;
   outcomes.forEach((o, j) => {

@@ -1,31 +1,31 @@
 // The parlay side's actor kinds, as the runtime hosts them: deciders + command schemas + projections.
-import { parlayDecider, type ParlayState } from '../../actors/parlay/decider.ts';
-import { vaultDecider, type VaultState } from '../../actors/vault/decider.ts';
-import { parlayCommand, vaultCommand } from '../../topics/parlay-events.ts';
+import { parlayDecider, type ParlayEvent, type ParlayState } from '../../actors/parlay/decider.ts';
+import { vaultDecider, type VaultEvent, type VaultState } from '../../actors/vault/decider.ts';
+import { parlayCommand, vaultCommand, type ParlayCommand, type ParlayReply, type VaultCommand, type VaultReply } from '../../topics/parlay-events.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import { projectParlays } from '../store/projections/parlay.ts';
 import { projectVault } from '../store/projections/vault.ts';
 import type { ActorKind } from '../runtime/types.ts';
 
 export function parlayKinds(topic: string): { kind: ActorKind; owns(key: string): boolean }[] {
-  const parlay: ActorKind<ParlayState> = {
+  const parlay: ActorKind<ParlayState, ParlayCommand, ParlayEvent, ParlayReply> = {
     name: 'parlay',
     topic,
-    decider: parlayDecider as any,
+    decider: parlayDecider,
     parse: (c) => parlayCommand.parse(c),
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as ParlayState,
-    project: (tx, applied) => projectParlays(tx, applied as any),
+    project: projectParlays,
   };
-  const vault: ActorKind<VaultState> = {
+  const vault: ActorKind<VaultState, VaultCommand & { at: number }, VaultEvent, VaultReply> = {
     name: 'vault',
     topic,
-    decider: vaultDecider as any,
+    decider: vaultDecider,
     // The envelope's time is the command's clock: the decider stays pure.
     parse: (c, env) => ({ ...vaultCommand.parse(c), at: env.at }),
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as VaultState,
-    project: (tx, applied) => projectVault(tx, applied as any),
+    project: projectVault,
   };
   return [
     { kind: vault, owns: (key) => key === VAULT_KEY },

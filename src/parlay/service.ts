@@ -1,12 +1,11 @@
 // The parlay side's use cases, between the front door and the runtime / read models / chain.
-import type { Asker } from '../runtime/asker.ts';
-import { AskTimeout } from '../runtime/asker.ts';
+import { AskTimeout, channel, type Asker } from '../runtime/asker.ts';
 import type { RuntimeStore } from '../runtime/store-port.ts';
 import { conflict, invalid, notFound, unavailable, upstream } from '../errors.ts';
 import { zodMessage } from '../zod-message.ts';
 import type { PlatformUser } from '../platform-user.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
-import type { VaultPatchFields } from '../../topics/parlay-events.ts';
+import type { ParlayEventsProtocol, VaultPatchFields } from '../../topics/parlay-events.ts';
 import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest.ts';
 import * as q from './queries.ts';
 import type { Reader } from '../store/reader.ts';
@@ -203,9 +202,9 @@ export class ParlayService {
     return this.d.chain;
   }
 
-  private async askVault(cmd: unknown) {
+  private async askVault(cmd: Extract<ParlayEventsProtocol['cmd'], { type: 'VaultPatch' | 'VaultSynced' }>) {
     try {
-      return await this.d.asker.ask({ topic: this.d.topic, key: VAULT_KEY, cmd });
+      return await this.d.asker.askTo(channel<ParlayEventsProtocol>(this.d.topic), VAULT_KEY, cmd);
     } catch (e) {
       if (e instanceof AskTimeout) throw unavailable('unavailable', 'the vault actor did not answer in time; retry');
       throw e;

@@ -1,9 +1,10 @@
 // Asks: a command sent to its key's topic with a correlation id and this node's reply topic,
 // answered by the key's owner once the command's effects are committed.
 import { randomUUID } from 'node:crypto';
-import { toJson } from './json.ts';
+import { envelopeJson, replyTopicOf } from './envelope.ts';
+import { toJson, type Json } from './json.ts';
 import { CORRELATION, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
-import type { Bus, ConsumerHandle, Envelope } from './types.ts';
+import type { Bus, ConsumerHandle } from './types.ts';
 
 export class AskTimeout extends Error {
   constructor(readonly topic: string, readonly key: string) {
@@ -22,6 +23,29 @@ export interface AskSpec {
   at?: number;
 }
 
+/**
+ * A command topic's contract as a type (each topic module exports one, e.g. `BookProtocol`): the
+ * commands a sender writes, and for each command type the reply its owner sends back.
+ */
+export interface Protocol { cmd: { type: string }; replies: object }
+
+/** A topic name bound to its protocol, so that asks on it are typed by their command. */
+export interface Channel<P extends Protocol> {
+  readonly topic: string;
+  /** Type only: never set. */
+  readonly protocol?: P;
+}
+
+export function channel<P extends Protocol>(topic: string): Channel<P> {
+  return { topic };
+}
+
+/** The reply to `C` as it arrives: the protocol's reply for its type, through JSON. */
+export type Answer<P extends Protocol, C extends { type: string }> = Json<P['replies'][C['type'] & keyof P['replies']]>;
+
+/** One command of a typed ask: its key, the command, and optionally its idempotency key and time. */
+export interface Command<C> { key: string; cmd: C; id?: string; at?: number }
+
 interface Pending { resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout }
 
 export class Asker {
@@ -33,7 +57,7 @@ export class Asker {
   observe?: (topic: string, outcome: 'ok' | 'timeout' | 'failed', seconds: number) => void;
 
   constructor(private bus: Bus, nodeId: string, private defaultTimeoutMs = 10_000) {
-    this.replyTopic = `replies.${nodeId.replace(/[^a-zA-Z0-9._-]/g, '_')}`;
+    this.replyTopic = replyTopicOf(nodeId);
   }
 
   async start(): Promise<void> {
@@ -74,6 +98,26 @@ export class Asker {
     throw new Error(`reply topic ${this.replyTopic} not readable`);
   }
 
+  /** Asks `cmd` of the owner of `key` on the channel's topic; the reply is typed by the command's type. */
+  askTo<P extends Protocol, const C extends P['cmd']>(ch: Channel<P>, key: string, cmd: C, o: { id?: string; at?: number; timeoutMs?: number } = {}): Promise<Answer<P, C>> {
+    return this.ask<Answer<P, C>>({ topic: ch.topic, key, cmd, id: o.id, at: o.at }, o.timeoutMs);
+  }
+
+  /** askMany on one channel, typed as askTo. */
+  askManyTo<P extends Protocol, const C extends P['cmd']>(ch: Channel<P>, commands: Command<C>[], timeoutMs = this.defaultTimeoutMs): Promise<Answer<P, C>[]> {
+    return this.askMany<Answer<P, C>>(commands.map((c) => ({ topic: ch.topic, ...c })), timeoutMs);
+  }
+
+  /** askManySettled on one channel, typed as askTo. */
+  askManySettledTo<P extends Protocol, const C extends P['cmd']>(ch: Channel<P>, commands: Command<C>[], timeoutMs = this.defaultTimeoutMs): Promise<PromiseSettledResult<Answer<P, C>>[]> {
+    return this.askManySettled<Answer<P, C>>(commands.map((c) => ({ topic: ch.topic, ...c })), timeoutMs);
+  }
+
+  /** tell on one channel, the commands typed by its protocol. */
+  tellTo<P extends Protocol>(ch: Channel<P>, commands: Command<P['cmd']>[]): Promise<void> {
+    return this.tell(commands.map((c) => ({ topic: ch.topic, ...c })));
+  }
+
   ask<R = unknown>(spec: AskSpec, timeoutMs = this.defaultTimeoutMs): Promise<R> {
     return this.askMany<R>([spec], timeoutMs).then((r) => r[0]);
   }
@@ -100,9 +144,8 @@ export class Asker {
     const waiting: { corr: string; spec: AskSpec; seen(outcome: 'timeout'): void; reject(e: Error): void }[] = [];
     const answers = specs.map((s) => {
       const corr = randomUUID();
-      const env: Envelope = { v: 1, id: s.id, at: s.at ?? now, cmd: s.cmd };
       const list = byTopic.get(s.topic) ?? [];
-      list.push({ key: s.key, value: toJson(env), headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic } });
+      list.push({ key: s.key, value: envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }), headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic } });
       byTopic.set(s.topic, list);
       const seen = (outcome: 'ok' | 'timeout' | 'failed') => this.observe?.(s.topic, outcome, Number(process.hrtime.bigint() - started) / 1e9);
       return new Promise<R>((resolve, reject) => {
@@ -136,7 +179,7 @@ export class Asker {
     const byTopic = new Map<string, { key: string; value: string }[]>();
     for (const s of specs) {
       const list = byTopic.get(s.topic) ?? [];
-      list.push({ key: s.key, value: toJson({ v: 1, id: s.id, at: s.at ?? now, cmd: s.cmd } satisfies Envelope) });
+      list.push({ key: s.key, value: envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }) });
       byTopic.set(s.topic, list);
     }
     await Promise.all([...byTopic].map(([topic, recs]) => this.bus.send(topic, recs)));

@@ -97,7 +97,7 @@ export interface StoreTx {
   execute<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
-export interface ActorKind<S = any, C = any, E = any, R = any> {
+export interface ActorKind<S = unknown, C = unknown, E = unknown, R = unknown> {
   name: string;
   topic: string;
   decider: Decider<S, C, E, R>;

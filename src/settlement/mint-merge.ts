@@ -4,7 +4,8 @@
 // resting on the same balance keeps what it holds (the conversion is refused instead).
 import { randomUUID } from 'node:crypto';
 import { PublicKey, type Connection, type Keypair } from '@solana/web3.js';
-import type { Asker } from '../runtime/asker.ts';
+import { channel, type Asker, type Channel } from '../runtime/asker.ts';
+import type { WalletProtocol } from '../../topics/wallet-commands.ts';
 import type { ChainGateway } from '../chain/gateway.ts';
 import type { Catalog } from '../clob/catalog.ts';
 import { invalid, notFound, unavailable } from '../errors.ts';
@@ -22,7 +23,11 @@ export interface MintMergeDeps {
 }
 
 export class MintMerge {
-  constructor(private d: MintMergeDeps) {}
+  private readonly wallet: Channel<WalletProtocol>;
+
+  constructor(private d: MintMergeDeps) {
+    this.wallet = channel(d.walletTopic);
+  }
 
   async run(wallet: string, op: 'mint' | 'merge', conditionId: string, amount: bigint) {
     const market = await this.d.catalog.get(conditionId);
@@ -47,10 +52,9 @@ export class MintMerge {
           throw invalid('allowance', `the delegate ${delegate} may not move ${amount} of ${s.asset === 'collateral' ? 'collateral' : s.asset} (allowance ${h.delegate === delegate ? h.delegatedAmount : 0n}); set it with the allowance tool`);
         }
         const orderId = `${id}:${s.asset}`;
-        const r = await this.d.asker.ask<{ ok: boolean; message?: string }>({
-          topic: this.d.walletTopic, key: wallet, id: `reserve:${orderId}`,
-          cmd: { type: 'Reserve', orderId, asset: s.asset, amount: amount.toString(), market: market.condition_id, balance: { amount: h.amount.toString(), slot: h.slot }, holdMs: 120_000 },
-        });
+        const r = await this.d.asker.askTo(this.wallet, wallet,
+          { type: 'Reserve', orderId, asset: s.asset, amount: amount.toString(), market: market.condition_id, balance: { amount: h.amount.toString(), slot: h.slot }, holdMs: 120_000 },
+          { id: `reserve:${orderId}` });
         if (!r.ok) throw invalid('INSUFFICIENT_BALANCE', r.message ?? 'amount exceeds the unreserved balance');
         held.push(orderId);
       }
@@ -70,7 +74,7 @@ export class MintMerge {
       return { success: true, operation: `${op}_tokens`, market: market.condition_id, amount: amount.toString(), transaction_hash: signature };
     } finally {
       for (const orderId of held) {
-        await this.d.asker.ask({ topic: this.d.walletTopic, key: wallet, id: `release:${orderId}`, cmd: { type: 'Release', orderId, reason: 'done' } }).catch(() => undefined);
+        await this.d.asker.askTo(this.wallet, wallet, { type: 'Release', orderId, reason: 'done' }, { id: `release:${orderId}` }).catch(() => undefined);
       }
     }
   }

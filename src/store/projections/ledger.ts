@@ -1,10 +1,12 @@
 // Writes the MarketBook actor's events into the ledger read models (open_orders, trades,
 // trade_parties) and, through the outbox, tells the wallets what their orders hold no more.
 import type { Applied, StoreTx } from '../../runtime/types.ts';
+import { envelopeJson } from '../../runtime/envelope.ts';
 import { toJson } from '../../runtime/json.ts';
 import { enqueue, type OutboxMessage } from '../outbox.ts';
 import { microToDecimal } from '../../../topics/units.ts';
 import type { LedgerPayload } from '../../../topics/ledger.ts';
+import type { WalletProtocol } from '../../../topics/wallet-commands.ts';
 import type { MarketBookEvent } from '../../../actors/market-book/index.ts';
 
 type Ev = MarketBookEvent;
@@ -13,10 +15,15 @@ const dec = microToDecimal;
 
 export interface LedgerProjectionOptions { walletTopic: string }
 
+/** A wallet command through the outbox (topics/wallet-commands.ts). */
+function walletCommand(topic: string, key: string, cmd: WalletProtocol['cmd'], o: { id: string; at: number }): OutboxMessage {
+  return { topic, key, value: envelopeJson(cmd, o) };
+}
+
 /** The wallet command (as the outbox carries it) that releases what an event frees. */
 function release(topic: string, id: string, orderId: string, rel: { owner: string; amount: bigint } | undefined, reason: string, at: number): OutboxMessage | null {
   if (!rel || rel.amount <= 0n) return null;
-  return { topic, key: rel.owner, value: toJson({ v: 1, id, at, cmd: { type: 'Release', orderId, amount: rel.amount.toString(), reason } }) };
+  return walletCommand(topic, rel.owner, { type: 'Release', orderId, amount: rel.amount.toString(), reason }, { id, at });
 }
 
 export function ledgerProjection(o: LedgerProjectionOptions) {
@@ -36,15 +43,16 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     const w = o.walletTopic;
     for (const a of applied) {
       const market = a.key;
-      for (const e of a.events as any[]) {
+      for (const e of a.events) {
         switch (e.type) {
           case 'OrderPlaced':
           case 'OrderDelayed': {
             const od = e.order;
+            const tradeIds = e.type === 'OrderPlaced' ? e.tradeIds ?? [] : [];
             orders.push({
               id: od.hash, market, asset_id: od.tokenId, owner: od.owner, owner_lc: od.owner.toLowerCase(), side: od.side, outcome: od.outcome,
               original_size: od.size.toString(), size_matched: (od.sizeMatched ?? 0n).toString(), price: od.price,
-              status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status, associate_trades: e.tradeIds ?? [], type: od.orderType,
+              status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status, associate_trades: tradeIds, type: od.orderType,
               fee_rate_bps: od.feeRateBps, expiration: String(od.expiration), created_at: iso(od.createdAt), updated_at: iso(e.at),
             });
             say(market, od.owner, e.at, {
@@ -52,16 +60,16 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               order: {
                 id: od.hash, owner: od.owner, asset_id: od.tokenId, side: od.side, outcome: od.outcome, price: dec(od.price),
                 original_size: dec(od.size), size_matched: dec(od.sizeMatched ?? 0n), status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status,
-                type: od.orderType, expiration: String(od.expiration), created_at: String(Math.floor(od.createdAt / 1000)), associate_trades: e.tradeIds ?? [],
+                type: od.orderType, expiration: String(od.expiration), created_at: String(Math.floor(od.createdAt / 1000)), associate_trades: tradeIds,
               },
             });
             // A resting or held order keeps its reservation: the hold taken before it reached the book is confirmed.
-            if (e.type === 'OrderDelayed' || e.status === 'LIVE') wallet.push({ topic: w, key: od.owner, value: toJson({ v: 1, id: `confirm:${od.hash}`, at: e.at, cmd: { type: 'Confirm', orderId: od.hash } }) });
+            if (e.type === 'OrderDelayed' || e.status === 'LIVE') wallet.push(walletCommand(w, od.owner, { type: 'Confirm', orderId: od.hash }, { id: `confirm:${od.hash}`, at: e.at }));
             if (e.type === 'OrderPlaced') {
               // The release's id (the wallet's inbox key, at most 255 characters): the trade ids
               // joined, as always for one or two trades; an execution split into more trades by the
               // maker caps is named by its first trade and their count (an order is placed once).
-              const ids = e.tradeIds ?? [];
+              const ids = tradeIds;
               const m = release(w, `fill:${od.hash}:${ids.length <= 2 ? ids.join(',') : `${ids[0]}+${ids.length}`}`, od.hash, e.release, 'filled', e.at);
               if (m) wallet.push(m);
             }
@@ -76,7 +84,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           case 'OrderEjected':
           case 'OrderInvalidated': {
             const status = e.type === 'OrderCancelled' ? 'CANCELED' : e.type === 'OrderInvalidated' ? 'INVALIDATED' : e.reason === 'expired' ? 'EXPIRED' : 'EJECTED';
-            updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status, trade: e.tradeId ?? null, at: iso(e.at) });
+            updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status, trade: (e.type === 'OrderInvalidated' ? e.tradeId : null) ?? null, at: iso(e.at) });
             const end = { order_id: e.orderId as string, owner: e.owner as string, size_matched: dec(e.sizeMatched), reason: (e.reason ?? null) as string | null };
             say(market, e.owner, e.at, e.type === 'OrderCancelled' ? { type: 'order_cancelled', ...end, status: 'CANCELED' }
               : e.type === 'OrderInvalidated' ? { type: 'order_invalidated', ...end, status: 'INVALIDATED', ...(e.tradeId ? { trade_id: e.tradeId } : {}) }
@@ -91,7 +99,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               id: t.id, taker_order_id: t.taker_order_id, market, asset_id: t.asset_id, side: t.side, outcome: t.outcome, size: t.size.toString(),
               price: t.price, notional: t.notional.toString(), fee_rate_bps: t.fee_rate_bps, fee: t.fee.toString(), status: t.status,
               match_type: t.match_type, match_time: iso(t.match_time), last_update: iso(t.last_update), owner: t.owner, maker_address: t.maker_address,
-              transaction_hash: t.transaction_hash ?? '', maker_orders: t.maker_orders.map((m: any) => ({ ...m, matched_amount: m.matched_amount.toString() })),
+              transaction_hash: t.transaction_hash ?? '', maker_orders: t.maker_orders.map((m) => ({ ...m, matched_amount: m.matched_amount.toString() })),
             });
             say(market, null, t.match_time, {
               type: 'trade_matched',
@@ -99,7 +107,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
                 id: t.id, taker_order_id: t.taker_order_id, market, asset_id: t.asset_id, side: t.side, size: dec(t.size), price: dec(t.price),
                 fee_rate_bps: String(t.fee_rate_bps), status: t.status, match_type: t.match_type, match_time: String(Math.floor(t.match_time / 1000)),
                 owner: t.owner, maker_address: t.maker_address, transaction_hash: t.transaction_hash ?? '',
-                maker_orders: t.maker_orders.map((m: any) => ({ order_id: m.order_id, owner: m.owner, maker_address: m.maker_address, matched_amount: dec(m.matched_amount), price: dec(m.price), fee_rate_bps: String(m.fee_rate_bps), asset_id: m.asset_id, outcome: m.outcome, side: m.side })),
+                maker_orders: t.maker_orders.map((m) => ({ order_id: m.order_id, owner: m.owner, maker_address: m.maker_address, matched_amount: dec(m.matched_amount), price: dec(m.price), fee_rate_bps: String(m.fee_rate_bps), asset_id: m.asset_id, outcome: m.outcome, side: m.side })),
               },
             });
             const seen = new Set<string>();
@@ -116,11 +124,12 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           case 'TradeUpdated': {
             // Settlement news (src/settlement/): the trade's status on the read model and the ledger.
             tradeUpdates.push({ id: e.tradeId, status: e.status, hash: e.transactionHash, at: iso(e.at) });
+            // The type follows the status (trade_mined for MINED, ...): one of topics/ledger.ts's trade news.
             say(market, null, e.at, {
               type: `trade_${String(e.status).toLowerCase()}` as 'trade_mined' | 'trade_confirmed' | 'trade_retrying' | 'trade_failed',
               trade_id: e.tradeId, status: e.status, transaction_hash: e.transactionHash, attempt: e.attempt,
               ...(e.reason ? { reason: e.reason } : {}), last_update: String(Math.floor(e.at / 1000)),
-            });
+            } as Extract<LedgerPayload, { type: 'trade_mined' | 'trade_confirmed' | 'trade_retrying' | 'trade_failed' }>);
             break;
           }
           default:
