@@ -26,6 +26,8 @@
 // trade_failed) with the market's gap-free seq and to the trades read model. After FAILED is on
 // the ledger, the executor calls POST /v1/orders/size-update to invalidate the orders involved
 // (under the lease, before recording that it did).
+import { envelopeJson } from '../runtime/envelope.ts';
+import type { BookProtocol } from '../../topics/clob-commands.ts';
 import { tradeMatchedRef } from '../../topics/ledger.ts';
 import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
@@ -400,10 +402,10 @@ export class SettlementExecutor {
     const now = Date.now();
     await enqueue(em, [{
       topic: this.o.bookTopic, key: market,
-      value: toJson({
-        v: 1, id: `settle:${tradeId}:${status}:${o.attempt}`, at: now,
-        cmd: { type: 'UpdateTrade', tradeId, status, now, transactionHash: o.transactionHash, attempt: o.attempt, ...(o.reason ? { reason: o.reason.slice(0, 480) } : {}) },
-      }),
+      value: envelopeJson<BookProtocol['cmd']>({
+        type: 'UpdateTrade', tradeId, status: status as 'MINED' | 'CONFIRMED' | 'RETRYING' | 'FAILED', now, transactionHash: o.transactionHash, attempt: o.attempt,
+        ...(o.reason ? { reason: o.reason.slice(0, 480) } : {}),
+      }, { id: `settle:${tradeId}:${status}:${o.attempt}`, at: now }),
     }]);
   }
 
