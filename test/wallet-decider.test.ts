@@ -1,6 +1,7 @@
 // The Wallet decider alone: reservations against the balance, across markets, released once.
 import test from 'ava';
-import { available, walletDecider, type WalletState } from '../actors/wallet/decider.ts';
+import { available, walletDecider, type WalletEvent, type WalletState } from '../actors/wallet/decider.ts';
+import { deciderSpec } from './helpers/decider-spec.ts';
 
 function runner() {
   let s: WalletState = walletDecider.initial('W');
@@ -48,4 +49,25 @@ test('an unconfirmed hold lapses (a node died between reserving and placing); a 
   t.true(d.reply.ok);
   t.deepEqual(d.events.map((e) => e.type), ['Released', 'Reserved']);
   t.deepEqual(Object.keys(w.state.reservations).sort(), ['kept', 'new']);
+});
+
+// The same rules as given/when/then specifications (test/helpers/decider-spec.ts).
+const wallet = deciderSpec(walletDecider, 'W');
+const held = (orderId: string, amount: string, confirmed = true) =>
+  ({ type: 'Reserved', orderId, reservation: { asset: 'collateral', amount, market: 'm', confirmed, lapsesAt: 31_000 } }) as WalletEvent;
+const seen = { type: 'BalanceSeen', asset: 'collateral', amount: '100', slot: 5 } as WalletEvent;
+
+test('given a balance and a hold, when another order asks for more than is free, then it is refused and nothing changes', (t) => {
+  wallet.given(seen, held('o1', '60')).when({ type: 'Reserve', orderId: 'o2', asset: 'collateral', amount: '50', market: 'm', holdMs: 30_000, at: 1000 })
+    .then(t, { events: [], reply: { ok: false, code: 'INSUFFICIENT_BALANCE', available: '40', message: 'maker amount 50 exceeds the unreserved balance 40' } });
+});
+
+test('given a hold, when it is released in part, then the rest stays held', (t) => {
+  wallet.given(seen, held('o1', '60')).when({ type: 'Release', orderId: 'o1', amount: '20', reason: 'fill', at: 1000 })
+    .then(t, { events: [{ type: 'Released', orderId: 'o1', amount: '20', reason: 'fill' }], reply: { ok: true, released: '20' } });
+});
+
+test('given an unconfirmed hold past its time, when any command comes, then the hold lapses first', (t) => {
+  wallet.given(seen, held('lost', '70', false)).when({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '100', slot: 6 }, at: 40_000 })
+    .then(t, { events: [{ type: 'Released', orderId: 'lost', amount: '70', reason: 'hold_lapsed' }, { type: 'BalanceSeen', asset: 'collateral', amount: '100', slot: 6 }], reply: { ok: true } });
 });
