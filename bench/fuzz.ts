@@ -1,4 +1,4 @@
-// Long fuzz run (not a test): the properties of test/fuzz-edges.test.ts, round after round over
+// Long fuzz run (not a test): the properties of test/integration/edge/fuzz.test.ts, round after round over
 // every edge, for a given time against a node running as its own process (PostgreSQL, in-process
 // bus). Prints per edge the inputs sent, the answers by status, the failures (an answer the
 // contract does not allow) and the /healthz probe fired beside every input (p50, p99, slowest).

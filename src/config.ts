@@ -9,7 +9,7 @@ import { z } from 'zod';
  * in the worst case of its match type — every maker a distinct wallet, a fee recipient apart from
  * the delegate, any price and fee rate. The settlement transaction creates no token account (the
  * executor creates missing ones beforehand, in transactions of their own). Measured with the real
- * builder (planSettlement + signWithBudget, serialized); test/settlement-plan.test.ts keeps it true:
+ * builder (planSettlement + signWithBudget, serialized); test/unit/settlement/plan.test.ts keeps it true:
  * - CLOB_MAX_MAKERS_PER_TRADE (COMPLEMENTARY, 2–3 transfers per leg): 9 legs 1177 bytes, 10 legs 1271;
  * - CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE (MINT or MERGE, 4–5 instructions per leg): 6 legs 1171
  *   bytes, 7 legs 1295.

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 registry: every route module declares its operations here with one call
 // (`documentRoutes(...)`), naming the very zod schemas its handlers validate with; the document
 // (`GET /openapi.json`) and the docs page (`GET /docs`) are generated from them with zod's own
-// `z.toJSONSchema`. test/openapi.test.ts fails when a route registered on a Koa router is missing.
+// `z.toJSONSchema`. test/integration/http/openapi.test.ts fails when a route registered on a Koa router is missing.
 import { z } from 'zod';
 import type Router from '@koa/router';
 import { HttpError, zodMessage } from './errors.ts';

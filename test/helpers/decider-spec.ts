@@ -4,7 +4,7 @@
 import type { ExecutionContext } from 'ava';
 import type { Decider, Decision } from '../../src/runtime/types.ts';
 
-export interface DeciderSpec<S, C, E, R> {
+export interface DeciderSpec<C, E, R> {
   /** Events that already happened to the actor. */
   given(...events: E[]): {
     /** The command decided against the state they leave. */
@@ -17,7 +17,7 @@ export interface DeciderSpec<S, C, E, R> {
   };
 }
 
-export function deciderSpec<S, C, E, R>(decider: Decider<S, C, E, R>, key = 'K'): DeciderSpec<S, C, E, R> {
+export function deciderSpec<S, C, E, R>(decider: Decider<S, C, E, R>, key = 'K'): DeciderSpec<C, E, R> {
   return {
     given(...events) {
       const state = events.reduce((s, e) => decider.evolve(s, e), decider.initial(key));

@@ -2,7 +2,7 @@
 // lines, Platform JWTs, sign-in, signed orders, cancels and query strings. Each property sends one
 // generated input and checks that the answer is one the contract allows for it (never a 5xx, never
 // a hang), while a /healthz probe runs beside it and records how long the node took to answer.
-// Used by test/fuzz-edges.test.ts (bounded for CI) and bench/fuzz.ts (a minute or more).
+// Used by test/integration/edge/fuzz.test.ts (bounded for CI) and bench/fuzz.ts (a minute or more).
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
 import { createHmac } from 'node:crypto';

@@ -1,0 +1,341 @@
+// The runtime alone with a toy decider, on both buses: per-key order, asks answered after commit,
+// idempotency keys answered once, snapshots + offsets surviving a restart, fencing.
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.ts';
+import { Asker, AskTimeout } from '../../../src/runtime/asker.ts';
+import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
+import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
+import { partitionFor } from '../../../src/runtime/partitioner.ts';
+import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
+import { openOrm, migrate } from '../../../src/store/orm.ts';
+import type { ActorKind, Bus } from '../../../src/runtime/types.ts';
+import type { CheckpointPolicy } from '../../../src/runtime/partition-worker.ts';
+import { freshDatabase } from '../../helpers/db.ts';
+import { KAFKA_BROKERS } from '../../helpers/node.ts';
+
+interface Counter { n: number; seen: number[] }
+type Cmd = { add: number; seq: number };
+
+function counterKind(topic: string, effects: { key: string; n: number }[]): ActorKind<Counter, Cmd, { add: number; seq: number }, { n: number }> {
+  return {
+    name: 'counter', topic,
+    decider: {
+      initial: () => ({ n: 0, seen: [] }),
+      decide: (s, c) => ({ events: [{ add: c.add, seq: c.seq }], reply: { n: s.n + c.add } }),
+      // Mutates in place and throws half-way for a negative amount: a buggy decider.
+      evolve: (s, e) => { s.n += e.add; if (e.add < 0) throw new Error('negative'); s.seen.push(e.seq); return s; },
+    },
+    parse: (c) => c as Cmd,
+    toSnapshot: (s) => s,
+    fromSnapshot: (j) => j as Counter,
+    project: async (_tx, applied) => {
+      for (const a of applied) effects.push({ key: a.key, n: a.state.n });
+    },
+  };
+}
+
+interface RigExtras { log?: RuntimeOptions['log']; metrics?: RuntimeOptions['metrics'] }
+
+async function rig(bus: Bus, db: { url?: string }, topicPrefix: string, maxLiveActors?: number, checkpoint?: CheckpointPolicy, extras: RigExtras = {}) {
+  const orm = await openOrm(db.url ? { databaseUrl: db.url } : { dataDir: 'memory://' });
+  await migrate(orm, db.url);
+  const store = new SqlRuntimeStore(orm);
+  const effects: { key: string; n: number }[] = [];
+  const topic = `${topicPrefix}counters`;
+  const kind = counterKind(topic, effects);
+  const nodeId = `rt-${randomBytes(3).toString('hex')}`;
+  const runtime = new Runtime({ bus, store, nodeId, groupId: `${topicPrefix}g`, kinds: [{ kind, owns: () => true }], partitions: { [topic]: 3 }, log: extras.log ?? pino({ level: 'silent' }), metrics: extras.metrics, maxLiveActors, checkpoint });
+  await runtime.start();
+  const asker = new Asker(bus, `${topicPrefix}${nodeId}`, 20_000);
+  await asker.start();
+  return {
+    topic, effects, orm, store, asker, runtime,
+    async close(opts?: { flush?: boolean }) { await asker.stop(); await runtime.stop(opts); await orm.close(); },
+  };
+}
+
+const buses: [string, () => Bus][] = [
+  ['in-process', () => new MemoryBus(3)],
+  ['kafka', () => new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'runtime-test' })],
+];
+
+test('one partitioner: murmur2 as Kafka clients use it, stable per key', (t) => {
+  t.is(partitionFor('vault', 12), partitionFor('vault', 12));
+  const spread = new Set(Array.from({ length: 200 }, (_, i) => partitionFor(`k${i}`, 12)));
+  t.is(spread.size, 12);
+  t.is(partitionFor('anything', 1), 0);
+});
+
+for (const [name, makeBus] of buses) {
+  test(`${name}: per-key order, answers after commit, a repeated idempotency key answered once`, async (t) => {
+    const db = await freshDatabase();
+    const bus = makeBus();
+    const r = await rig(bus, { url: db.url }, `t${randomBytes(3).toString('hex')}.`);
+    t.teardown(async () => { await r.close(); await bus.close(); await db.drop(); });
+    const replies = await r.asker.askMany(Array.from({ length: 30 }, (_, i) => ({ topic: r.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })));
+    // each key's answers count up 1..10 in the order sent
+    for (const k of [0, 1, 2]) t.deepEqual(replies.filter((_, i) => i % 3 === k).map((x: any) => x.n), Array.from({ length: 10 }, (_, i) => i + 1));
+    const first = await r.asker.ask({ topic: r.topic, key: 'k0', cmd: { add: 5, seq: 100 }, id: 'once' });
+    const again = await r.asker.ask({ topic: r.topic, key: 'k0', cmd: { add: 5, seq: 100 }, id: 'once' });
+    t.deepEqual(first, { n: 15 });
+    t.deepEqual(again, { n: 15 }, 'the first answer, not a second effect');
+    const after = await r.asker.ask({ topic: r.topic, key: 'k0', cmd: { add: 0, seq: 101 } });
+    t.deepEqual(after, { n: 15 });
+    const snap = await r.store.loadSnapshots('counter', ['k0']);
+    t.is((snap.get('k0')?.state as Counter).n, 15);
+  });
+}
+
+test('kafka: a second runtime on the same store resumes from snapshots and offsets', async (t) => {
+  const db = await freshDatabase();
+  const prefix = `t${randomBytes(3).toString('hex')}.`;
+  const bus1 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'rt1' });
+  const a = await rig(bus1, { url: db.url }, prefix);
+  await a.asker.askMany(Array.from({ length: 9 }, (_, i) => ({ topic: a.topic, key: `k${i % 3}`, cmd: { add: 2, seq: i } })));
+  await a.close();
+  await bus1.close();
+  const bus2 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'rt2' });
+  const b = await rig(bus2, { url: db.url }, prefix);
+  t.teardown(async () => { await b.close(); await bus2.close(); await db.drop(); });
+  const r = await b.asker.ask({ topic: b.topic, key: 'k1', cmd: { add: 1, seq: 99 } });
+  t.deepEqual(r, { n: 7 }, 'state of k1 (3 × 2) came back from its snapshot; nothing replayed twice');
+  t.deepEqual(b.effects, [{ key: 'k1', n: 7 }], 'the new owner applied only the new command');
+});
+
+test('in-process: a decider that throws is dead-lettered alone; its half-changed state is not kept', async (t) => {
+  const bus = new MemoryBus(3);
+  const r = await rig(bus, {}, 'p.');
+  t.teardown(async () => { await r.close(); await bus.close(); });
+  const failed = await r.asker.askMany([
+    { topic: r.topic, key: 'k', cmd: { add: 1, seq: 1 } }, { topic: r.topic, key: 'k', cmd: { add: -5, seq: 2 } }, { topic: r.topic, key: 'k', cmd: { add: 1, seq: 3 } },
+  ]).catch((e) => e);
+  t.regex(String(failed?.message), /decider failed: negative/);
+  const one = await r.asker.ask({ topic: r.topic, key: 'k', cmd: { add: 0, seq: 4 } }).catch((e) => e);
+  t.deepEqual(one, { n: 2 }, 'the two good commands count; the bad one left nothing behind');
+  const dead = await (r.orm.em.fork() as any).execute("select reason from dead_letters where reason like 'decider failed%'");
+  t.is(dead.length, 1);
+});
+
+test('a commit from a stale owner is fenced', async (t) => {
+  const orm = await openOrm({ dataDir: 'memory://' });
+  await migrate(orm);
+  t.teardown(() => orm.close());
+  const store = new SqlRuntimeStore(orm);
+  await store.resetOffset('g', 'topic', 0, 10n, 'a');
+  const base = { groupId: 'g', topic: 'topic', partition: 0, owner: 'a', snapshots: [], inbox: [], deadLetters: [], effects: async () => {} };
+  t.true(await store.commit({ ...base, expectedNext: 10n, next: 12n, replayFrom: 12n }));
+  t.false(await store.commit({ ...base, expectedNext: 10n, next: 11n, replayFrom: 11n, owner: 'stale' }));
+  t.is(await store.loadOffset('g', 'topic', 0), 12n);
+});
+
+test('group commit: commits that wait for a turn go as one transaction; a fenced member is refused alone, the others commit', async (t) => {
+  const db = await freshDatabase();
+  const orm = await openOrm({ databaseUrl: db.url });
+  await migrate(orm, db.url);
+  t.teardown(async () => { await orm.close(); await db.drop(); });
+  const store = new SqlRuntimeStore(orm, 1); // one transaction at a time: what arrives meanwhile waits and is grouped
+  for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
+  const commit = (partition: number, expectedNext: bigint, letter: string) => store.commit({
+    groupId: 'g', topic: 'topic', partition, owner: 'a', expectedNext, next: expectedNext + 1n, replayFrom: expectedNext + 1n,
+    snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }], inbox: [], deadLetters: [],
+    effects: async (tx) => { await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [`effect-${letter}`, 'test', '{}']); },
+  });
+  const xminOf = async (partition: number) => (await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [partition]))[0].x;
+
+  // A runs alone; B and C arrive while it runs and commit together, in one transaction.
+  const [a, b, c] = await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]);
+  t.deepEqual([a, b, c], [true, true, true]);
+  t.not(await xminOf(0), await xminOf(1));
+  t.is(await xminOf(1), await xminOf(2), 'B and C: one transaction');
+
+  // D is in flight; E (good) and F (stale: partition 0 is at 11 now) wait and are grouped. F's fence
+  // rolls the group back; each then commits alone: E commits, F is refused, D is untouched.
+  const [d, e, f] = await Promise.all([commit(3, 10n, 'd'), commit(4, 10n, 'e'), commit(0, 10n, 'f')]);
+  t.deepEqual([d, e, f], [true, true, false]);
+  t.is(await store.loadOffset('g', 'topic', 4), 11n);
+  t.is(await store.loadOffset('g', 'topic', 0), 11n, 'the fenced commit moved nothing');
+  const effects = (await (orm.em.fork() as any).execute("select source from dead_letters where source like 'effect-%' order by source")).map((r: any) => r.source);
+  t.deepEqual(effects, ['effect-a', 'effect-b', 'effect-c', 'effect-d', 'effect-e'], "every effect but the fenced commit's, once");
+  const snaps = await store.loadSnapshots('k', ['key0', 'key4']);
+  t.is(snaps.get('key0')?.next, 11n, "key0's snapshot is A's, not F's");
+  t.is(snaps.get('key4')?.next, 11n);
+});
+
+test('asks nobody answers time out; in one call, the answered ones still resolve', async (t) => {
+  const bus = new MemoryBus();
+  await bus.ensureTopics([{ topic: 'echo', partitions: 2 }, { topic: 'void', partitions: 2 }]);
+  // An owner for `echo` only: it answers every command it reads on its requester's reply topic.
+  const echo = await bus.consume({
+    groupId: 'echo', topics: ['echo'], fromBeginning: true,
+    onBatch: async (b) => {
+      for (const r of b.records) {
+        const corr = r.headers?.corr;
+        const to = r.headers?.['reply-to'];
+        if (corr && to) await bus.send(to, [{ key: corr, value: JSON.stringify({ corr, reply: JSON.parse(r.value).cmd }) }]);
+      }
+      return { done: true };
+    },
+  });
+  const asker = new Asker(bus, 'asker-timeouts', 300);
+  await asker.start();
+  try {
+    const started = Date.now();
+    const outcomes = await Promise.allSettled([
+      asker.askMany([{ topic: 'echo', key: 'a', cmd: 1 }, { topic: 'void', key: 'b', cmd: 2 }, { topic: 'echo', key: 'c', cmd: 3 }]).then(() => 'all answered'),
+      asker.ask({ topic: 'echo', key: 'd', cmd: 4 }),
+      asker.ask({ topic: 'void', key: 'e', cmd: 5 }, 150),
+    ]);
+    t.is(outcomes[0].status, 'rejected');
+    t.true((outcomes[0] as PromiseRejectedResult).reason instanceof AskTimeout);
+    t.deepEqual(outcomes[1], { status: 'fulfilled', value: 4 });
+    t.true((outcomes[2] as PromiseRejectedResult).reason instanceof AskTimeout);
+    t.true(Date.now() - started >= 290);
+    // The answered asks of a call that timed out were not lost: each of them resolved on its own.
+    const seen: string[] = [];
+    asker.observe = (topic, outcome) => seen.push(`${topic}:${outcome}`);
+    await asker.askMany([{ topic: 'echo', key: 'f', cmd: 6 }, { topic: 'void', key: 'g', cmd: 7 }]).catch(() => undefined);
+    t.deepEqual(seen.sort(), ['echo:ok', 'void:timeout']);
+  } finally {
+    await asker.stop();
+    await echo.stop();
+  }
+});
+
+test('in-process bus: records every group has read are dropped; a lagging group still gets all of its own', async (t) => {
+  const bus = new MemoryBus(1);
+  await bus.ensureTopics([{ topic: 'log', partitions: 1 }]);
+  const read = { fast: [] as number[], slow: [] as number[] };
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  const fast = await bus.consume({ groupId: 'fast', topics: ['log'], fromBeginning: true, onBatch: async (b) => { for (const r of b.records) read.fast.push(Number(r.value)); return { done: true }; } });
+  const slow = await bus.consume({ groupId: 'slow', topics: ['log'], fromBeginning: true, onBatch: async (b) => { await held; for (const r of b.records) read.slow.push(Number(r.value)); return { done: true }; } });
+  const until = async (ok: () => boolean) => { for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 5)); t.true(ok()); };
+  try {
+    for (let i = 0; i < 3000; i += 100) await bus.send('log', Array.from({ length: 100 }, (_, j) => ({ key: 'k', value: String(i + j) })));
+    await until(() => read.fast.length === 3000);
+    t.is((await bus.offsets('log'))[0].low, 0n, 'nothing dropped while a group has not read it');
+    release();
+    await until(() => read.slow.length === 3000);
+    await bus.send('log', [{ key: 'k', value: '3000' }]);
+    await until(() => read.fast.length === 3001 && read.slow.length === 3001);
+    t.true((await bus.offsets('log'))[0].low >= 2048n, 'what both groups read is dropped');
+    t.is((await bus.offsets('log'))[0].high, 3001n);
+    t.deepEqual(read.slow, Array.from({ length: 3001 }, (_, i) => i));
+    t.deepEqual(read.fast, read.slow);
+  } finally {
+    await fast.stop();
+    await slow.stop();
+  }
+});
+
+test('idle actors are stopped past the live limit and come back from their snapshots unchanged', async (t) => {
+  const db = await freshDatabase();
+  const r = await rig(new MemoryBus(3), db, `pv${randomBytes(3).toString('hex')}.`, 2);
+  try {
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const expected = new Map(keys.map((k) => [k, 0]));
+    let seq = 0;
+    for (let round = 0; round < 4; round++) {
+      // One key at a time, so that every partition keeps cycling through more keys than it may hold.
+      for (const [i, key] of keys.entries()) {
+        const add = round * 10 + i + 1;
+        const reply = await r.asker.ask<{ n: number }>({ topic: r.topic, key, cmd: { add, seq: seq++ } });
+        expected.set(key, expected.get(key)! + add);
+        t.is(reply.n, expected.get(key)!, `${key} after round ${round}`);
+      }
+      const live = r.runtime.actorCounts().counter ?? 0;
+      t.true(live <= 3 * 2, `at most 2 live actors per partition, saw ${live}`);
+    }
+    const rows = await r.orm.em.fork().execute('select key, state from actor_snapshots where kind = ? order by key', ['counter']);
+    t.is(rows.length, keys.length);
+    for (const row of rows) {
+      const state = typeof row.state === 'string' ? JSON.parse(row.state) : row.state;
+      t.is(state.n, expected.get(row.key));
+      t.is(state.seen.length, 4);
+    }
+  } finally {
+    await r.close();
+    await db.drop();
+  }
+});
+
+const NEVER: CheckpointPolicy = { everyBatches: 1_000_000, maxAgeMs: 3_600_000 };
+
+async function counters(r: { orm: any }) {
+  const rows = await r.orm.em.fork().execute('select key, state from actor_snapshots where kind = ? order by key', ['counter']);
+  return Object.fromEntries(rows.map((x: any) => [x.key, typeof x.state === 'string' ? JSON.parse(x.state) : x.state]));
+}
+
+test('kafka: actors newer than their snapshots are rebuilt by replay after a crash — duplicates and dead letters skipped as the first time', async (t) => {
+  const db = await freshDatabase();
+  const prefix = `ck${randomBytes(3).toString('hex')}.`;
+  const bus1 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ck1' });
+  const a = await rig(bus1, { url: db.url }, prefix, undefined, NEVER);
+  const ask = (r: typeof a, key: string, add: number, seq: number, id?: string) => r.asker.ask<{ n: number }>({ topic: r.topic, key, cmd: { add, seq }, id });
+  await a.asker.askMany(Array.from({ length: 9 }, (_, i) => ({ topic: a.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })));
+  t.deepEqual(await ask(a, 'k0', 10, 20, 'once'), { n: 13 });
+  t.deepEqual(await ask(a, 'k0', 10, 20, 'once'), { n: 13 }, 'a duplicate is answered, not applied');
+  // Sent together: the same id twice (the second is answered like the first), and a decider that throws.
+  const mixed = await a.asker.askMany([
+    { topic: a.topic, key: 'k2', cmd: { add: 5, seq: 30 }, id: 'twice' }, { topic: a.topic, key: 'k2', cmd: { add: 5, seq: 30 }, id: 'twice' },
+    { topic: a.topic, key: 'k1', cmd: { add: -5, seq: 31 } }, { topic: a.topic, key: 'k1', cmd: { add: 1, seq: 32 } }, { topic: a.topic, key: 'k1', cmd: { add: 1, seq: 33 } },
+  ]).catch((e) => e);
+  t.regex(String(mixed?.message), /decider failed: negative/);
+  t.deepEqual(await counters(a), {}, 'nothing checkpointed yet');
+  const offsets = await a.orm.em.fork().execute('select partition, next_offset::int as next, replay_from::int as replay from consumer_offsets where topic = ? and next_offset > 0', [a.topic]);
+  t.true(offsets.length > 0 && offsets.every((o: any) => o.replay !== null && o.replay < o.next), 'every partition says where recovery must start reading');
+  const effectsBefore = a.effects.length;
+  await a.close({ flush: false }); // a crash: what only memory held is gone
+  await bus1.close();
+
+  const bus2 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ck2' });
+  const b = await rig(bus2, { url: db.url }, prefix, undefined, { everyBatches: 1_000_000, maxAgeMs: 300 });
+  t.teardown(async () => { await b.close(); await bus2.close(); await db.drop(); });
+  // No new command yet: the new owner starts reading where replay must begin (the group position
+  // the old owner committed), rebuilds the unsaved actors at once and checkpoints them when idle.
+  const ns = (x: Record<string, Counter>) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v.n]));
+  let rebuilt: Record<string, Counter> = {};
+  for (let i = 0; i < 200 && JSON.stringify(ns(rebuilt)) !== JSON.stringify({ k0: 13, k1: 5, k2: 8 }); i++) { await new Promise((r) => setTimeout(r, 50)); rebuilt = await counters(b); }
+  t.deepEqual(ns(rebuilt), { k0: 13, k1: 5, k2: 8 }, 'rebuilt and saved without any new command');
+  t.deepEqual(b.effects, [], 'the rebuild wrote no effect');
+  t.deepEqual(await ask(b, 'k0', 1, 40), { n: 14 });
+  t.deepEqual(await ask(b, 'k1', 1, 41), { n: 6 }, 'the command that threw is skipped again; its half-change is not replayed');
+  t.deepEqual(await ask(b, 'k2', 1, 42), { n: 9 });
+  t.deepEqual(await ask(b, 'k0', 10, 20, 'once'), { n: 13 }, 'still answered from the inbox');
+  t.deepEqual(b.effects.map((e) => e.key), ['k0', 'k1', 'k2'], 'the replay wrote no effect; only the new commands did');
+  t.true(effectsBefore >= 8);
+  let snaps = await counters(b);
+  for (let i = 0; i < 200 && snaps.k2?.n !== 9; i++) { await new Promise((r) => setTimeout(r, 50)); snaps = await counters(b); }
+  t.deepEqual(snaps.k0.seen, [0, 3, 6, 20, 40]);
+  t.deepEqual(snaps.k1.seen, [1, 4, 7, 32, 33, 41]);
+  t.deepEqual(snaps.k2.seen, [2, 5, 8, 30, 42]);
+  const dead = await b.orm.em.fork().execute("select count(*)::int as n from dead_letters where reason like 'decider failed%'");
+  t.is(dead[0].n, 1, 'dead-lettered once, not again by the replay');
+});
+
+test('kafka: unsaved actors are checkpointed when idle, and saved at a graceful stop', async (t) => {
+  const db = await freshDatabase();
+  const prefix = `ci${randomBytes(3).toString('hex')}.`;
+  const bus = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ci' });
+  t.teardown(async () => { await bus.close(); await db.drop(); });
+  const a = await rig(bus, { url: db.url }, prefix, undefined, { everyBatches: 1_000_000, maxAgeMs: 300 });
+  await a.asker.askMany(Array.from({ length: 6 }, (_, i) => ({ topic: a.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })));
+  t.true(a.runtime.unsavedActors() > 0);
+  let snaps: any = {};
+  for (let i = 0; i < 100 && Object.keys(snaps).length < 3; i++) { await new Promise((r) => setTimeout(r, 50)); snaps = await counters(a); }
+  t.deepEqual(Object.fromEntries(Object.entries(snaps).map(([k, v]: any) => [k, v.n])), { k0: 2, k1: 2, k2: 2 }, 'written by the idle checkpoint');
+  t.is(a.runtime.unsavedActors(), 0);
+  const pending = await a.orm.em.fork().execute('select count(*)::int as n from consumer_offsets where replay_from is not null');
+  t.is(pending[0].n, 0, 'nothing left to replay');
+  await a.close();
+
+  const b = await rig(bus, { url: db.url }, prefix, undefined, NEVER);
+  await b.asker.askMany(Array.from({ length: 3 }, (_, i) => ({ topic: b.topic, key: `k${i}`, cmd: { add: 5, seq: 10 + i } })));
+  t.deepEqual(Object.fromEntries(Object.entries(await counters(b)).map(([k, v]: any) => [k, v.n])), { k0: 2, k1: 2, k2: 2 }, 'not yet saved');
+  await b.close();
+  const orm = await openOrm({ databaseUrl: db.url });
+  t.deepEqual(Object.fromEntries(Object.entries(await counters({ orm })).map(([k, v]: any) => [k, v.n])), { k0: 7, k1: 7, k2: 7 }, 'saved at the graceful stop');
+  await orm.close();
+});

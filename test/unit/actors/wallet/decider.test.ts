@@ -1,0 +1,73 @@
+// The Wallet decider alone: reservations against the balance, across markets, released once.
+import test from 'ava';
+import { available, walletDecider, type WalletEvent, type WalletState } from '../../../../actors/wallet/decider.ts';
+import { deciderSpec } from '../../../helpers/decider-spec.ts';
+
+function runner() {
+  let s: WalletState = walletDecider.initial('W');
+  return {
+    get state() { return s; },
+    send(cmd: any, at = 1000) {
+      const d = walletDecider.decide(s, { ...cmd, at });
+      for (const e of d.events) s = walletDecider.evolve(s, e);
+      return d;
+    },
+  };
+}
+
+test('an order reserves against the balance minus what other orders hold, across markets', (t) => {
+  const w = runner();
+  t.true(w.send({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm1', balance: { amount: '100', slot: 5 }, holdMs: 30_000 }).reply.ok);
+  const r2 = w.send({ type: 'Reserve', orderId: 'o2', asset: 'collateral', amount: '50', market: 'm2', holdMs: 30_000 });
+  t.deepEqual(r2.reply, { ok: false, code: 'INSUFFICIENT_BALANCE', available: '40', message: 'maker amount 50 exceeds the unreserved balance 40' });
+  t.true(w.send({ type: 'Reserve', orderId: 'o3', asset: 'tokenA', amount: '5', market: 'm1', balance: { amount: '5', slot: 5 }, holdMs: 30_000 }).reply.ok, 'other assets are separate');
+  t.true(w.send({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm1', holdMs: 30_000 }).reply.ok, 'the same order again: idempotent');
+  t.is(available(w.state, 'collateral', 1000), 40n);
+});
+
+test('release partial then whole, never twice; a newer balance read wins, an older one does not', (t) => {
+  const w = runner();
+  w.send({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm', balance: { amount: '100', slot: 5 }, holdMs: 30_000 });
+  w.send({ type: 'Confirm', orderId: 'o1' });
+  t.deepEqual(w.send({ type: 'Release', orderId: 'o1', amount: '20', reason: 'fill' }).reply, { ok: true, released: '20' });
+  t.is(available(w.state, 'collateral', 1000), 60n);
+  t.deepEqual(w.send({ type: 'Release', orderId: 'o1', reason: 'cancel' }).reply, { ok: true, released: '40' });
+  t.deepEqual(w.send({ type: 'Release', orderId: 'o1', reason: 'cancel' }).reply, { ok: true, released: '0' });
+  w.send({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '30', slot: 4 } });
+  t.is(w.state.balances.collateral.amount, '100');
+  w.send({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '30', slot: 6 } });
+  t.is(w.state.balances.collateral.amount, '30');
+});
+
+test('an unconfirmed hold lapses (a node died between reserving and placing); a confirmed one does not', (t) => {
+  const w = runner();
+  w.send({ type: 'Reserve', orderId: 'lost', asset: 'collateral', amount: '70', market: 'm', balance: { amount: '100', slot: 1 }, holdMs: 10_000 }, 1000);
+  w.send({ type: 'Reserve', orderId: 'kept', asset: 'collateral', amount: '30', market: 'm', holdMs: 10_000 }, 1000);
+  w.send({ type: 'Confirm', orderId: 'kept' }, 2000);
+  t.is(available(w.state, 'collateral', 20_000), 70n);
+  const d = w.send({ type: 'Reserve', orderId: 'new', asset: 'collateral', amount: '70', market: 'm', holdMs: 10_000 }, 20_000);
+  t.true(d.reply.ok);
+  t.deepEqual(d.events.map((e) => e.type), ['Released', 'Reserved']);
+  t.deepEqual(Object.keys(w.state.reservations).sort(), ['kept', 'new']);
+});
+
+// The same rules as given/when/then specifications (test/helpers/decider-spec.ts).
+const wallet = deciderSpec(walletDecider, 'W');
+const held = (orderId: string, amount: string, confirmed = true) =>
+  ({ type: 'Reserved', orderId, reservation: { asset: 'collateral', amount, market: 'm', confirmed, lapsesAt: 31_000 } }) as WalletEvent;
+const seen = { type: 'BalanceSeen', asset: 'collateral', amount: '100', slot: 5 } as WalletEvent;
+
+test('given a balance and a hold, when another order asks for more than is free, then it is refused and nothing changes', (t) => {
+  wallet.given(seen, held('o1', '60')).when({ type: 'Reserve', orderId: 'o2', asset: 'collateral', amount: '50', market: 'm', holdMs: 30_000, at: 1000 })
+    .then(t, { events: [], reply: { ok: false, code: 'INSUFFICIENT_BALANCE', available: '40', message: 'maker amount 50 exceeds the unreserved balance 40' } });
+});
+
+test('given a hold, when it is released in part, then the rest stays held', (t) => {
+  wallet.given(seen, held('o1', '60')).when({ type: 'Release', orderId: 'o1', amount: '20', reason: 'fill', at: 1000 })
+    .then(t, { events: [{ type: 'Released', orderId: 'o1', amount: '20', reason: 'fill' }], reply: { ok: true, released: '20' } });
+});
+
+test('given an unconfirmed hold past its time, when any command comes, then the hold lapses first', (t) => {
+  wallet.given(seen, held('lost', '70', false)).when({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '100', slot: 6 }, at: 40_000 })
+    .then(t, { events: [{ type: 'Released', orderId: 'lost', amount: '70', reason: 'hold_lapsed' }, { type: 'BalanceSeen', asset: 'collateral', amount: '100', slot: 6 }], reply: { ok: true } });
+});
