@@ -180,6 +180,11 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** The process's environment: the one place the code reads it (the service's and the ops CLI's settings). */
+export function environment(): Record<string, string | undefined> {
+  return process.env;
+}
+
 const SHARED_IN_CLUSTER = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN'] as const;
 /** Settings production has no default for (DATABASE_URL has one: PGlite under ./data/production). */
 const REQUIRED_IN_PRODUCTION = ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'SOLANA_RPC_URL'] as const;

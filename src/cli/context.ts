@@ -1,7 +1,7 @@
 // What every ops command opens: the service's settings (the same environment as a node), its
 // database (migrated), its bus, and the actor kinds its runtime hosts.
 import { hostname } from 'node:os';
-import { loadConfig, type Config } from '../config.ts';
+import { environment, loadConfig, type Config } from '../config.ts';
 import { openOrm, migrate, type Orm } from '../store/orm.ts';
 import { SqlRuntimeStore } from '../store/runtime-store.ts';
 import { KafkaBus } from '../runtime/kafka-bus.ts';
@@ -36,12 +36,12 @@ export interface OpsContext {
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
 }
 
-export function opsConfig(env: Record<string, string | undefined> = process.env): Config {
+export function opsConfig(env: Record<string, string | undefined> = environment()): Config {
   // Secrets of the front door are not used here; a cluster's settings otherwise insist on them.
   return loadConfig({ PLATFORM_JWT_SECRET: 'ops-unused', CLOB_JWT_SECRET: 'ops-unused', CLOB_INTERNAL_TOKEN: 'ops-unused', ...env });
 }
 
-export async function openContext(env: Record<string, string | undefined> = process.env, o: { needKafka?: boolean } = {}): Promise<OpsContext> {
+export async function openContext(env: Record<string, string | undefined> = environment(), o: { needKafka?: boolean } = {}): Promise<OpsContext> {
   const cfg = opsConfig(env);
   if (!cfg.databaseUrl) throw new OpsError('DATABASE_URL is required: ops commands work on the PostgreSQL database of a cluster (stop an embedded node and use its DATABASE_URL otherwise)');
   if (o.needKafka && !cfg.kafkaBrokers) throw new OpsError('KAFKA_BROKERS is required: this command reads the command topics');

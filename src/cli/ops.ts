@@ -6,7 +6,7 @@
 // after its current step and keeps its cursor: run the same command again to resume.
 // Exit codes: 0 done, 1 failed, 2 usage or refused, 3 done with deferred transactions, 130 interrupted.
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config.ts';
+import { ConfigError, environment } from '../config.ts';
 import { toJson } from '../runtime/json.ts';
 import { openContext, OpsError, type OpsContext } from './context.ts';
 import { reconcile } from './reconcile.ts';
@@ -47,7 +47,7 @@ commands:
 
 common options: --quiet (no progress), --help`;
 
-export async function main(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
+export async function main(argv: string[], env: Record<string, string | undefined> = environment()): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv, allowPositionals: true, strict: true,
     options: {
