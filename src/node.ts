@@ -230,6 +230,7 @@ async function boot(cfg: Config, opts: NodeOptions): Promise<ServiceNode> {
   server.keepAliveTimeout = 65_000;
   const ws = new WsServer({ feed, tokens, limits: cfg.ws, trustProxy: cfg.http.trustProxy, log });
   ws.attach(server);
+  metrics.attachWs({ connections: () => ws.byChannel(), sent: () => ws.sent, dropped: () => ws.dropped, resumes: () => feed.resumes });
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
