@@ -3,11 +3,14 @@
 // /v1/book after places, fills and cancels on both tokens; a forced disconnect resumes from the
 // last seq with nothing lost or repeated (and the node counts an exact resume); a first URL that is
 // down is passed over; `subscribeUser` gives each wallet its own orders and trades only; /metrics
-// shows the channels' connections, messages, drops by close code and resumes.
+// shows the channels' connections, messages, drops by close code and resumes. Against stand-in
+// servers: a silent connection is replaced (the client's PING and silence timeout), a fatal close
+// code ends the subscription.
 import test from 'ava';
 import { call } from './helpers/node.ts';
 import { clobWorld, type ClobWorld } from './helpers/clob-world.ts';
 import { WsClient } from './helpers/ws.ts';
+import WebSocket from 'ws';
 import { ClobClient, type MarketSubscription, type UserOrderMessage, type UserTradeMessage } from '../src/client/index.ts';
 
 let w: ClobWorld;
@@ -182,4 +185,37 @@ test.serial('/metrics: open connections by channel, messages sent, drops by clos
   t.is(value(/^ws_resumes_total\{outcome="exact"[^}]*\} (\d+)/m), w.node.feed.resumes.exact);
   t.true(w.node.feed.resumes.exact >= 1);
   t.is(value(/^ws_resumes_total\{outcome="snapshot"[^}]*\} (\d+)/m), w.node.feed.resumes.snapshot);
+});
+
+test.serial('a silent connection is replaced, never left half-open; a fatal close code ends the subscription', async (t) => {
+  // A server that accepts and then says nothing (answers no PING): the client's silence timeout.
+  const listen = async () => { const x = new WebSocket.Server({ port: 0, host: '127.0.0.1' }); await new Promise((r) => x.once('listening', r)); return x; };
+  const silent = await listen();
+  t.teardown(() => silent.close());
+  let opened = 0;
+  const pings: string[] = [];
+  silent.on('connection', (ws) => { opened++; ws.on('message', (d) => pings.push(String(d))); });
+  const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+  const c = new ClobClient({ urls: url, wallet: { secretKey: w.alice.secretKey } });
+  const sub = c.subscribeMarket([w.market.yes_token_id], { pingMs: 100, silenceMs: 400 });
+  t.teardown(() => sub.close());
+  const deadline = Date.now() + 10_000;
+  while (sub.stats.silences < 2 && Date.now() < deadline) await sleep(50);
+  t.true(sub.stats.silences >= 2, 'silent connections terminated');
+  t.true(opened >= 2, 'and replaced');
+  t.true(pings.includes('PING'), 'the client sends its PING heartbeat');
+  sub.close();
+  await sub.done;
+
+  // 4413 (too many subscriptions) is the request's own fault: no reconnect loop, an error.
+  const strict = await listen();
+  t.teardown(() => strict.close());
+  let tries = 0;
+  strict.on('connection', (ws) => { tries++; ws.close(4413, 'at most 1 subscribed assets per connection'); });
+  const errors: string[] = [];
+  const s2 = new ClobClient({ urls: `http://127.0.0.1:${(strict.address() as { port: number }).port}`, wallet: { secretKey: w.alice.secretKey } })
+    .subscribeMarket([w.market.yes_token_id], { onError: (e) => errors.push(e.message) });
+  await s2.done;
+  t.is(tries, 1);
+  t.regex(errors.join(), /4413/);
 });

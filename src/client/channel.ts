@@ -111,17 +111,22 @@ export abstract class Channel {
     });
   }
 
+  /** A frame came: the connection lives (checked by a timer, not one timer per frame). */
   private alive(): void {
-    if (this.silence) clearTimeout(this.silence);
-    this.silence = setTimeout(() => {
+    this.lastSeen = Date.now();
+    if (this.silence) return;
+    const limit = this.o.silenceMs ?? 30_000;
+    this.silence = setInterval(() => {
+      if (Date.now() - this.lastSeen <= limit) return;
       this.stats.silences++;
       this.ws?.terminate(); // its close reconnects
-    }, this.o.silenceMs ?? 30_000);
+    }, Math.max(20, Math.floor(limit / 4)));
   }
+  private lastSeen = 0;
 
   private stopTimers(): void {
     if (this.pinger) clearInterval(this.pinger);
-    if (this.silence) clearTimeout(this.silence);
+    if (this.silence) clearInterval(this.silence);
     this.pinger = this.silence = null;
   }
 
