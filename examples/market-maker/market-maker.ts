@@ -184,8 +184,11 @@ export class MarketMaker {
   private async run(): Promise<void> {
     const refresh = this.o.refreshMs ?? 1000;
     let live = false;
+    // The timer runs from the last timer cycle: requotes of the live book do not push it back.
+    let timerDue = 0;
     while (this.running) {
       const started = Date.now();
+      if (!live) timerDue = started + refresh;
       try {
         await this.cycle(live);
       } catch (e) {
@@ -198,7 +201,7 @@ export class MarketMaker {
       await sleep(Math.max(0, (this.o.minRequoteMs ?? 100) - (Date.now() - started)));
       live = false;
       for (;;) {
-        const left = refresh - (Date.now() - started);
+        const left = timerDue - Date.now();
         if (!this.running || left <= 0) break;
         if (this.woken) {
           this.woken = false;
@@ -221,18 +224,23 @@ export class MarketMaker {
    * cycle), cancel the old quotes, post new ones, maybe take. `live`: the live book triggered it.
    */
   async cycle(live = false): Promise<void> {
-    this.stats.cycles++;
-    if (live) this.stats.liveRequotes++;
     const tick = this.tick();
     const top = this.othersTop();
     this.quotedTop = `${top.bid}|${top.ask}`;
-    if ((this.o.followBook ?? true) && top.bid !== null && top.ask !== null && top.bid < top.ask) this.fair = (top.bid + top.ask) / 2n;
+    let fair = this.fair;
+    if ((this.o.followBook ?? true) && top.bid !== null && top.ask !== null && top.bid < top.ask) fair = (top.bid + top.ask) / 2n;
     const walk = this.o.walkTicks ?? 0;
-    if (walk && !live) this.fair += BigInt(Math.round((this.rnd() * 2 - 1) * walk)) * tick;
+    if (walk && !live) fair += BigInt(Math.round((this.rnd() * 2 - 1) * walk)) * tick;
     const lo = tick * 5n;
     const hi = 1_000_000n - tick * 5n;
-    this.fair = this.fair < lo ? lo : this.fair > hi ? hi : this.fair;
-    this.fair -= this.fair % tick;
+    fair = fair < lo ? lo : fair > hi ? hi : fair;
+    fair -= fair % tick;
+    // The book moved but not the fair price: the quotes stand (two makers would otherwise requote
+    // each other's requotes without end).
+    if (live && fair === this.fair && this.quotes.size) return;
+    this.fair = fair;
+    this.stats.cycles++;
+    if (live) this.stats.liveRequotes++;
 
     await this.cancelQuotes();
     const half = BigInt(this.o.halfSpreadTicks ?? 2);
