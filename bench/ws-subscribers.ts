@@ -140,7 +140,7 @@ for (const p of placed) {
 const delivered = subs.reduce((n, s) => n + s.n, 0);
 const gaps = subs.reduce((n, s) => n + s.gaps, 0);
 const cpuNode = cpu.used.node;
-console.log(`\n${nSubs} market subscribers on one node (PostgreSQL, in-process bus); ${steps} placements + ${steps - depth} cancels at ${rate}/s each over ${flowSecs.toFixed(1)} s (${late} steps late); machine: ${cpu.cores} cores, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`\n${nSubs} market subscribers on one node (PostgreSQL, in-process bus); ${steps} placements + ${steps - depth} cancels, target ${rate}/s each, achieved ${(steps / flowSecs).toFixed(1)}/s over ${flowSecs.toFixed(1)} s (${late} steps started late: the order path's pace); machine: ${cpu.cores} cores, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 console.table([{
   'messages delivered': delivered, 'messages/s': Math.round(delivered / secs), 'per subscriber': (delivered / nSubs).toFixed(0), 'seq gaps': gaps,
   'placements not seen': missing, 'ledger rows': rows,
