@@ -20,6 +20,18 @@ export interface MetricsSource {
   offsets?(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]>;
 }
 
+/** What the WebSocket channels lend the metrics at scrape time (src/ws/server.ts, src/clob/market-feed.ts). */
+export interface WsMetricsSource {
+  /** Open connections by channel (`market`, `user`). */
+  connections(): Record<string, number>;
+  /** Messages sent since start, by channel. */
+  sent(): Record<string, number>;
+  /** Connections dropped since start, by close code. */
+  dropped(): Map<number, number>;
+  /** Resumes since start: `exact` (the missed messages) or `snapshot` (a fresh book instead). */
+  resumes(): { exact: number; snapshot: number };
+}
+
 export function createMetrics(nodeId: string, defaults = true) {
   const registry = new Registry();
   registry.setDefaultLabels({ node: nodeId });
@@ -86,9 +98,29 @@ export function createMetrics(nodeId: string, defaults = true) {
   const readCache = new Counter({ name: 'parlay_read_cache_total', help: 'Parlay reads answered from memory (hit) or the database (miss)', labelNames: ['outcome'], registers: [registry] });
   const heartbeatExpiries = new Counter({ name: 'clob_heartbeat_expiries_total', help: 'Wallets whose heartbeats stopped (cancel-on-disconnect runs)', registers: [registry] });
   const heartbeatCancels = new Counter({ name: 'clob_heartbeat_cancelled_orders_total', help: 'Orders cancelled because their wallet stopped its heartbeats', registers: [registry] });
+  let wsSource: WsMetricsSource | null = null;
+  new Gauge({
+    name: 'ws_connections', help: 'Open WebSocket connections, by channel (market, user)', labelNames: ['channel'], registers: [registry],
+    collect() { this.reset(); if (wsSource) for (const [channel, n] of Object.entries(wsSource.connections())) this.set({ channel }, n); },
+  });
+  // Counted by the channels as plain numbers (a message to 1,000 subscribers is 1,000 sends): read at scrape time.
+  new Counter({
+    name: 'ws_messages_sent_total', help: 'WebSocket messages sent, by channel', labelNames: ['channel'], registers: [registry],
+    collect() { this.reset(); if (wsSource) for (const [channel, n] of Object.entries(wsSource.sent())) this.inc({ channel }, n); },
+  });
+  new Counter({
+    name: 'ws_dropped_total', help: 'WebSocket connections the node closed, by close code (4008 slow consumer, 4408 silent, 4029 flood, 4400 malformed, 4401 unauthorized, 4413 too many subscriptions, 1003 binary)', labelNames: ['code'], registers: [registry],
+    collect() { this.reset(); if (wsSource) for (const [code, n] of wsSource.dropped()) this.inc({ code: String(code) }, n); },
+  });
+  new Counter({
+    name: 'ws_resumes_total', help: 'market channel subscriptions with last_seq, by outcome: exact (the missed messages) or snapshot (a fresh book)', labelNames: ['outcome'], registers: [registry],
+    collect() { this.reset(); if (wsSource) for (const [outcome, n] of Object.entries(wsSource.resumes())) this.inc({ outcome }, n); },
+  });
   return {
     registry,
     partitions,
+    /** Lends the WebSocket channels' counts to the scrape. */
+    attachWs: (s: WsMetricsSource) => { wsSource = s; },
     observeHttp: (route: string, method: string, status: number, s: number) => http.observe({ route, method, status: String(status) }, s),
     observeAsk: (topic: string, outcome: string, s: number) => asks.observe({ topic, outcome }, s),
     /** Lends the node's runtime and bus to the scrape-time gauges. */

@@ -99,6 +99,7 @@ async function compose(cfg: Config, opts: NodeOptions, log: Logger, life: Lifecy
   const server = await listen(app, cfg);
   life.defer('http server', () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections?.(); }));
   const ws = clob.listening(server);
+  metrics.attachWs({ connections: () => ws.byChannel(), sent: () => ws.sent, dropped: () => ws.dropped, resumes: () => clob!.feed.resumes });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
   if (devChain) await startDevChainModule(cfg, { url, mirror: parlay.service, delegate: settlement.key, log, life });

@@ -49,7 +49,7 @@ async function main() {
     console.table(makers.map((m, i) => ({
       wallet: m.address, orders: m.stats.placed, canceled: m.stats.canceled, 'not canceled': JSON.stringify(m.stats.notCanceled),
       rejected: JSON.stringify(m.stats.rejected), fills: m.fills.size, 'from stream': m.stats.fromStream, 'from REST': m.stats.fromRest,
-      'sign-ins': m.stats.signIns, failovers: m.stats.failovers, reconnects: m.stats.reconnects, 'stream alone == ledger': results[i].missing.length === 0 && results[i].extra.length === 0,
+      'sign-ins': m.stats.signIns, failovers: m.stats.failovers, reconnects: m.stats.reconnects, 'live requotes': m.stats.liveRequotes, 'stream alone == ledger': results[i].missing.length === 0 && results[i].extra.length === 0,
     })));
     process.exit(0);
   };

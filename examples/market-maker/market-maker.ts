@@ -1,11 +1,14 @@
 // Reference market maker on the typed client (src/client/): quotes both sides of one market around a
-// fair price, requotes on a timer (cancel the old quotes, reading both `canceled` and
+// fair price that follows the live book (the `market` channel's local book, src/client/
+// subscriptions.ts: the others' midpoint, its own quotes taken out), requotes as soon as a
+// price_change moves the others' best bid or ask and on a timer (cancel the old quotes, reading both `canceled` and
 // `not_canceled`, then post new ones), keeps its own record of fills from the ledger stream by
 // `maker_orders` (and its taker trades), reconciles that record against `GET /v1/trades`, and rides
 // through a node going away (the client moves to the next node URL on 503 and connection errors;
 // the stream resumes from its Last-Event-ID). The token renews on the client's timer.
-// With `takeEvery` it also crosses the spread now and then: a load generator.
-import { ClobClient, decimal, micro, type BookMarket, type LedgerEvent, type TradeSummary, type WalletKey } from '../../src/client/index.ts';
+// With `takeEvery` it also crosses the spread now and then (at the live book's best): a load
+// generator. It never polls the book over REST: `stats.rest` counts its REST calls by route.
+import { ClobClient, decimal, micro, type BookMarket, type LedgerEvent, type MarketSubscription, type TradeSummary, type WalletKey } from '../../src/client/index.ts';
 
 export interface MarketMakerOptions {
   urls: string | string[];
@@ -31,6 +34,10 @@ export interface MarketMakerOptions {
   log?: (line: string) => void;
   /** Random source (tests pass a seeded one). */
   random?: () => number;
+  /** Move the fair price to the others' midpoint of the live book (default true). */
+  followBook?: boolean;
+  /** Least time between two requotes the live book triggers (default 100 ms). */
+  minRequoteMs?: number;
 }
 
 export interface Fill { tradeId: string; orderId: string; role: 'MAKER' | 'TAKER'; amount: string; price: string }
@@ -39,6 +46,10 @@ export interface MarketMakerStats {
   cycles: number; placed: number; recovered: number; rejected: Record<string, number>; canceled: number;
   notCanceled: Record<string, number>; takes: number; errors: number; fills: number; fromStream: number; fromRest: number;
   signIns: number; reconnects: number; failovers: number; startedAt: number; stoppedAt?: number;
+  /** Requotes a price_change of the live book triggered (the others' best bid or ask moved). */
+  liveRequotes: number;
+  /** REST calls by `METHOD route` (no book reads: the book is the live one). */
+  rest: Record<string, number>;
 }
 
 interface Quote { id: string; side: 'BUY' | 'SELL'; price: string; size: string }
@@ -60,12 +71,23 @@ export class MarketMaker {
   private rnd: () => number;
   private lastEventId: string | undefined;
   private readonly me: string;
+  /** The live `market` channel of the YES token. */
+  live: MarketSubscription | null = null;
+  private liveAbort = new AbortController();
+  /** The others' best bid and ask when the quotes were last placed. */
+  private quotedTop = '';
+  private wake: (() => void) | null = null;
+  private woken = false;
+  private timerCycles = 0;
 
   constructor(private o: MarketMakerOptions) {
-    this.client = new ClobClient({ urls: o.urls, wallet: o.wallet, renewAt: o.renewAt ?? 0.5, attempts: 12, retryDelayMs: 100 });
+    this.client = new ClobClient({
+      urls: o.urls, wallet: o.wallet, renewAt: o.renewAt ?? 0.5, attempts: 12, retryDelayMs: 100,
+      onResponse: (r) => { const k = `${r.method.toUpperCase()} ${r.route}`; this.stats.rest[k] = (this.stats.rest[k] ?? 0) + 1; },
+    });
     this.me = this.client.address.toLowerCase();
     this.rnd = o.random ?? Math.random;
-    this.stats = { cycles: 0, placed: 0, recovered: 0, rejected: {}, canceled: 0, notCanceled: {}, takes: 0, errors: 0, fills: 0, fromStream: 0, fromRest: 0, signIns: 0, reconnects: 0, failovers: 0, startedAt: Date.now() };
+    this.stats = { cycles: 0, placed: 0, recovered: 0, rejected: {}, canceled: 0, notCanceled: {}, takes: 0, errors: 0, fills: 0, fromStream: 0, fromRest: 0, signIns: 0, reconnects: 0, failovers: 0, startedAt: Date.now(), liveRequotes: 0, rest: {} };
   }
 
   get address(): string {
@@ -87,6 +109,12 @@ export class MarketMaker {
     const open = new Promise<void>((r) => { opened = r; });
     this.streamTask = this.follow(() => opened());
     await Promise.race([open, sleep(10_000)]);
+    this.live = this.client.subscribeMarket([m.yes_token_id], {
+      signal: this.liveAbort.signal, onPriceChange: () => this.onBookChange(),
+      onError: (e) => this.log(`market channel: ${e.message}`),
+      onReconnect: (code) => this.log(`market channel reconnects (${code})`),
+    });
+    await Promise.race([this.live.ready, sleep(10_000)]);
     this.running = true;
     this.loop = this.run();
   }
@@ -128,20 +156,62 @@ export class MarketMaker {
     return true;
   }
 
+  /**
+   * The others' best bid and ask on the live YES book: each level less the size of its own quotes
+   * there (a quote partly filled leaves less than its size: the level counts as taken out).
+   */
+  othersTop(): { bid: bigint | null; ask: bigint | null } {
+    const b = this.live?.book(this.market.yes_token_id);
+    if (!b) return { bid: null, ask: null };
+    const mine = new Map<string, bigint>();
+    for (const q of this.quotes.values()) { const k = `${q.side}|${micro(q.price)}`; mine.set(k, (mine.get(k) ?? 0n) + micro(q.size)); }
+    const top = (levels: { price: string; size: string }[], side: 'BUY' | 'SELL') => {
+      for (const l of levels) if (micro(l.size) > (mine.get(`${side}|${micro(l.price)}`) ?? 0n)) return micro(l.price);
+      return null;
+    };
+    return { bid: top(b.bids, 'BUY'), ask: top(b.asks, 'SELL') };
+  }
+
+  private topKey(): string { const t = this.othersTop(); return `${t.bid}|${t.ask}`; }
+
+  /** A price_change: requote now when the others' best bid or ask moved. */
+  private onBookChange(): void {
+    if (!this.running || (this.o.followBook ?? true) === false || this.topKey() === this.quotedTop) return;
+    this.woken = true;
+    this.wake?.();
+  }
+
   private async run(): Promise<void> {
     const refresh = this.o.refreshMs ?? 1000;
+    let live = false;
+    // The timer runs from the last timer cycle: requotes of the live book do not push it back.
+    let timerDue = 0;
     while (this.running) {
       const started = Date.now();
+      if (!live) timerDue = started + refresh;
       try {
-        await this.cycle();
+        await this.cycle(live);
       } catch (e) {
         this.stats.errors++;
         this.log(`cycle failed: ${(e as Error).message}`);
       }
       this.stats.signIns = this.client.signIns;
       this.stats.failovers = this.client.http.failovers;
-      const left = refresh - (Date.now() - started);
-      if (left > 0 && this.running) await sleep(left);
+      // Until the timer, or earlier when the live book moved (not sooner than minRequoteMs).
+      await sleep(Math.max(0, (this.o.minRequoteMs ?? 100) - (Date.now() - started)));
+      live = false;
+      for (;;) {
+        const left = timerDue - Date.now();
+        if (!this.running || left <= 0) break;
+        if (this.woken) {
+          this.woken = false;
+          // A wake whose top is what was quoted (its own quotes' messages came before their answers): wait on.
+          if (this.topKey() !== this.quotedTop) { live = true; break; }
+          continue;
+        }
+        await new Promise<void>((r) => { const t = setTimeout(r, left); this.wake = () => { clearTimeout(t); r(); }; });
+        this.wake = null;
+      }
     }
   }
 
@@ -149,16 +219,28 @@ export class MarketMaker {
     return micro(this.market.tick_size);
   }
 
-  /** One requote: move the fair price, cancel the old quotes, post new ones, maybe take. */
-  async cycle(): Promise<void> {
-    this.stats.cycles++;
+  /**
+   * One requote: move the fair price (to the others' live midpoint, then the walk on a timer
+   * cycle), cancel the old quotes, post new ones, maybe take. `live`: the live book triggered it.
+   */
+  async cycle(live = false): Promise<void> {
     const tick = this.tick();
+    const top = this.othersTop();
+    this.quotedTop = `${top.bid}|${top.ask}`;
+    let fair = this.fair;
+    if ((this.o.followBook ?? true) && top.bid !== null && top.ask !== null && top.bid < top.ask) fair = (top.bid + top.ask) / 2n;
     const walk = this.o.walkTicks ?? 0;
-    if (walk) this.fair += BigInt(Math.round((this.rnd() * 2 - 1) * walk)) * tick;
+    if (walk && !live) fair += BigInt(Math.round((this.rnd() * 2 - 1) * walk)) * tick;
     const lo = tick * 5n;
     const hi = 1_000_000n - tick * 5n;
-    this.fair = this.fair < lo ? lo : this.fair > hi ? hi : this.fair;
-    this.fair -= this.fair % tick;
+    fair = fair < lo ? lo : fair > hi ? hi : fair;
+    fair -= fair % tick;
+    // The book moved but not the fair price: the quotes stand (two makers would otherwise requote
+    // each other's requotes without end).
+    if (live && fair === this.fair && this.quotes.size) return;
+    this.fair = fair;
+    this.stats.cycles++;
+    if (live) this.stats.liveRequotes++;
 
     await this.cancelQuotes();
     const half = BigInt(this.o.halfSpreadTicks ?? 2);
@@ -171,7 +253,13 @@ export class MarketMaker {
       }
     }
     const every = this.o.takeEvery ?? 0;
-    if (every && this.stats.cycles % every === 0) await this.take();
+    if (!live) this.timerCycles++;
+    if (every && !live && this.timerCycles % every === 0) await this.take();
+  }
+
+  /** Its resting quotes (side, price), best first per side. */
+  quoted(): { side: 'BUY' | 'SELL'; price: string }[] {
+    return [...this.quotes.values()].map((q) => ({ side: q.side, price: q.price }));
   }
 
   private async post(side: 'BUY' | 'SELL', price: string, size: string, type: 'GTC' | 'FOK'): Promise<string | null> {
@@ -192,12 +280,12 @@ export class MarketMaker {
     }
   }
 
-  /** Crosses the spread against the other side's best quote (a FOK, so it fills whole or not at all). */
+  /** Crosses the spread against the other side's best level of the live book (a FOK, so it fills whole or not at all). */
   private async take(): Promise<void> {
-    const m = await this.client.market(this.o.market);
-    if (!m) return;
+    const b = this.live?.localBook(this.market.yes_token_id);
+    if (!b) return;
     const buy = this.rnd() < 0.5;
-    const level = buy ? m.best_ask : m.best_bid;
+    const level = b.best(buy ? 'SELL' : 'BUY');
     if (!level) return;
     const size = Math.max(1, Math.min(Number(level.size), Math.ceil(this.rnd() * Number(this.o.size ?? '5'))));
     this.stats.takes++;
@@ -238,6 +326,7 @@ export class MarketMaker {
    */
   async stop(settleMs = 15_000): Promise<{ missing: Fill[]; extra: Fill[] }> {
     this.running = false;
+    this.wake?.();
     await this.loop;
     for (let i = 0; i < 5; i++) {
       try {
@@ -263,6 +352,7 @@ export class MarketMaker {
     }
     last = await this.reconcile();
     this.streamAbort.abort();
+    this.liveAbort.abort();
     await this.streamTask;
     this.client.close();
     this.stats.signIns = this.client.signIns;

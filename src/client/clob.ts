@@ -11,6 +11,7 @@ import type { marketDataResponse } from '../http/routes/market-data.ts';
 import { ApiError, expect, Transport, type TransportOptions } from './http.ts';
 import { addressOf, buildOrder, orderIdOf, type OrderInput, type OrderType, type SignedOrder, type WalletKey } from './orders.ts';
 import { parseSse, type LedgerEvent } from './stream.ts';
+import { MarketSubscription, UserSubscription, type MarketHandlers, type UserHandlers } from './subscriptions.ts';
 
 export interface ClobClientOptions extends TransportOptions {
   wallet: WalletKey;
@@ -320,6 +321,22 @@ export class ClobClient {
   /** merge_tokens: `amount` YES + NO → as much collateral (only when same-side matching is off). */
   async merge(market: string, amount: bigint | string): Promise<z.output<typeof mintMergeResult>> {
     return (await this.authed('POST', '/v1/market-makers/merge', { body: { market, amount: amount.toString() } })).body;
+  }
+
+  // ---- the WebSocket channels (docs/ws.md) ----------------------------------------------------
+
+  /**
+   * The `market` channel of these token ids (1 to 100): a `book` per token, then every change, in
+   * seq order and once each, across reconnects (resumed by `last_seq` and `feed`, on the node it
+   * was on first, then across the client's node URLs); `book(tokenId)` reads the local book.
+   */
+  subscribeMarket(tokenIds: string[], h: MarketHandlers = {}): MarketSubscription {
+    return new MarketSubscription(this.http.urls, Math.max(0, this.http.urls.indexOf(this.http.url)), tokenIds, h);
+  }
+
+  /** The `user` channel: this wallet's own `order` and `trade` messages (signs in when needed). */
+  subscribeUser(h: UserHandlers = {}): UserSubscription {
+    return new UserSubscription(this.http.urls, Math.max(0, this.http.urls.indexOf(this.http.url)), (fresh) => (fresh ? this.signIn() : this.bearer()), h);
   }
 
   // ---- the stream ---------------------------------------------------------------------------

@@ -8,5 +8,9 @@ export {
 } from './parlay.ts';
 export { ApiError, UnavailableError, Transport, type TransportOptions, type ResponseInfo } from './http.ts';
 export { buildOrder, orderIdOf, orderHash, addressOf, micro, decimal, ANY_TAKER, type OrderInput, type Side, type OrderType, type SignedOrder, type WalletKey } from './orders.ts';
+export { MarketSubscription, UserSubscription, type MarketHandlers, type UserHandlers, type MarketSubscriptionStats } from './subscriptions.ts';
+export { Channel, type ChannelOptions, type ChannelStats } from './channel.ts';
+export { LocalBook, type LocalBookView, type Level } from './local-book.ts';
+export type * from '../../topics/market-channel.ts';
 export { parseSse, type SseEvent, type LedgerEvent } from './stream.ts';
 export type * from '../http/openapi-schemas.ts';

@@ -10,8 +10,11 @@ import { WakeLoop } from '../store/wake-loop.ts';
 import type { LedgerRow } from './ledger-stream.ts';
 
 import type { Db } from '../db.ts';
+import type { BookMessage, LastTradePriceMessage, PriceChangeMessage, TickSizeChangeMessage } from '../../topics/market-channel.ts';
 import { decimalToMicro } from '../../topics/units.ts';
 const ONE = 1_000_000;
+/** Fields every market message gets from emit. */
+type Header = 'market' | 'seq' | 'timestamp';
 
 /** Who receives a market's messages (a connection): one serialized text per message. */
 /** `bytes`: the text's UTF-8 length when the sender knows it (one message to many listeners). */
@@ -100,6 +103,8 @@ export class MarketFeed {
   private ticksAt = 0;
   /** Token id → its market (the ids and condition never change; tick and minimum size are read at bootstrap). */
   private known = new Map<string, MarketRow>();
+  /** Subscriptions with a resume: answered with the missed messages, or with a snapshot (metrics). */
+  readonly resumes = { exact: 0, snapshot: 0 };
 
   constructor(private o: FeedOptions) {
     this.loop = new WakeLoop(() => this.tick(), { idleMs: o.pollMs, gapMs: Math.min(20, o.pollMs), onError: (err) => o.log.error({ err }, 'market feed tail failed; retrying') });
@@ -142,13 +147,16 @@ export class MarketFeed {
       if (resume && (!resume.feed || resume.feed === s.feed) && resume.lastSeq <= s.seq) {
         const first = s.ring.length ? s.ring[0].seq : s.seq + 1;
         if (resume.lastSeq >= first - 1) {
+          this.resumes.exact++;
           for (const r of s.ring) if (r.seq > resume.lastSeq) l.deliver(r.text);
           return;
         }
       }
+      if (resume) this.resumes.snapshot++;
       for (const a of assets) l.deliver(this.bookText(s, a));
       return;
     }
+    if (resume) this.resumes.snapshot++; // not followed here (yet): a snapshot once bootstrapped
     const p = this.pending.get(m.condition_id) ?? { row: m, waiters: [] };
     p.waiters.push({ l, assets });
     this.pending.set(m.condition_id, p);
@@ -201,12 +209,13 @@ export class MarketFeed {
     return JSON.stringify({
       event_type: 'book', market: s.m.condition_id, asset_id: asset, seq: s.seq, timestamp: String(this.now()), hash,
       bids: v.bids, asks: v.asks, tick_size: tick, min_order_size: min, feed: s.feed,
-    });
+    } satisfies BookMessage);
   }
 
-  private emit(s: MarketState, body: Record<string, unknown>): void {
+  private emit(s: MarketState, body: Omit<PriceChangeMessage, Header> | Omit<LastTradePriceMessage, Header> | Omit<TickSizeChangeMessage, Header>): void {
     s.seq += 1;
-    const text = JSON.stringify({ event_type: body.event_type, market: s.m.condition_id, seq: s.seq, timestamp: String(this.now()), ...body });
+    const { event_type, ...rest } = body;
+    const text = JSON.stringify({ event_type, market: s.m.condition_id, seq: s.seq, timestamp: String(this.now()), ...rest });
     s.ring.push({ seq: s.seq, text });
     if (s.ring.length > this.o.ringSize) s.ring.splice(0, s.ring.length - this.o.ringSize);
     const bytes = Buffer.byteLength(text);

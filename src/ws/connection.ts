@@ -38,7 +38,7 @@ export class Connection implements FeedListener {
   private refilledAt = Date.now();
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(readonly ws: WebSocket, readonly ip: string, private limits: WsLimits, private onDrop: (c: Connection, code: number, reason: string) => void, private log: { error(o: object, m?: string): void }) {
+  constructor(readonly ws: WebSocket, readonly ip: string, readonly kind: 'market' | 'user', private sent: Record<'market' | 'user', number>, private limits: WsLimits, private onDrop: (c: Connection, code: number, reason: string) => void, private log: { error(o: object, m?: string): void }) {
     this.tokens = limits.messagesPerSecond;
   }
 
@@ -50,6 +50,7 @@ export class Connection implements FeedListener {
       return;
     }
     this.ws.send(text);
+    this.sent[this.kind]++;
   }
 
   error(message: string): void {

@@ -30,6 +30,8 @@ export class WsServer {
   private timer: NodeJS.Timeout;
   /** Connections dropped, by close code (tests, metrics). */
   readonly dropped = new Map<number, number>();
+  /** Messages sent since start, by channel (metrics). */
+  readonly sent = { market: 0, user: 0 };
 
   constructor(private o: WsServerOptions) {
     this.wss = new WebSocket.Server({ noServer: true, maxPayload: o.limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
@@ -43,6 +45,13 @@ export class WsServer {
 
   /** Open connections (tests, metrics). */
   get size(): number { return this.conns.size; }
+
+  /** Open connections by channel (metrics). */
+  byChannel(): Record<'market' | 'user', number> {
+    const out = { market: 0, user: 0 };
+    for (const c of this.conns) out[c.kind]++;
+    return out;
+  }
 
   private ipOf(req: IncomingMessage): string {
     const fwd = this.o.trustProxy ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0].trim() : '';
@@ -70,7 +79,7 @@ export class WsServer {
 
   private open(ws: WebSocket, ip: string, kind: 'market' | 'user', req: IncomingMessage): void {
     let channel: MarketChannel | UserChannel;
-    const c = new Connection(ws, ip, this.o.limits, (_c, code) => this.dropped.set(code, (this.dropped.get(code) ?? 0) + 1), this.o.log);
+    const c = new Connection(ws, ip, kind, this.sent, this.o.limits, (_c, code) => this.dropped.set(code, (this.dropped.get(code) ?? 0) + 1), this.o.log);
     this.conns.add(c);
     if (kind === 'market') channel = new MarketChannel(c, this.o.feed, this.o.limits);
     else {

@@ -1,7 +1,8 @@
 // The reference market maker (examples/market-maker/) against a 3-node cluster: three service
 // processes sharing the Kafka broker and one PostgreSQL database, the local chain, one market, two
 // funded makers quoting both sides and crossing each other now and then. One node is SIGKILLed
-// mid-run. Each maker ends with its own record of fills equal to the ledger's (the trades table,
+// mid-run. The makers quote from the live book (the `market` channel), never reading it over REST;
+// maker 0's channel moves off the killed node. Each maker ends with its own record of fills equal to the ledger's (the trades table,
 // by maker_orders and taker side), and every order's size_matched equals the sum of its fills.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
@@ -100,10 +101,19 @@ test('market makers on a 3-node cluster survive a node failover and end with the
   t.true(makers[0].stats.failovers >= 1, 'maker 0 moved off the killed node');
   t.not(makers[0].client.http.url, urls[1]);
   t.true(makers[0].stats.reconnects >= 1, "maker 0's stream resumed on another node");
+  // Quoting from the live book (the market channel), never polling it.
+  for (const [i, mm] of makers.entries()) {
+    t.deepEqual(Object.keys(mm.stats.rest).filter((k) => /\/v1\/(book|books|price|prices|midpoint|spread)/.test(k)), [], `maker ${i}: no REST book reads`);
+    t.true((mm.stats.rest['GET /v1/markets/:conditionId'] ?? 0) <= 3, `maker ${i}: the market read at start only (${JSON.stringify(mm.stats.rest)})`);
+    t.is(mm.live!.closed, true);
+  }
+  t.true(makers[0].live!.stats.reconnects >= 1, "maker 0's market channel moved off the killed node");
+  t.true(makers[0].stats.liveRequotes + makers[1].stats.liveRequotes > 0, 'requotes triggered by the live book');
   console.table(makers.map((m, i) => ({
     maker: i, orders: m.stats.placed, recovered: m.stats.recovered, canceled: m.stats.canceled, 'not canceled': JSON.stringify(m.stats.notCanceled),
     rejected: JSON.stringify(m.stats.rejected), takes: m.stats.takes, fills: m.fills.size, 'from stream': m.stats.fromStream, 'from REST': m.stats.fromRest,
     'sign-ins': m.stats.signIns, failovers: m.stats.failovers, 'stream reconnects': m.stats.reconnects, 'cycle errors': m.stats.errors,
+    'live requotes': m.stats.liveRequotes, 'channel reconnects': m.live?.stats.reconnects, 'exact resumes': m.live?.resumes.resumedExact, resyncs: m.live?.resumes.resyncs,
   })));
   if (!t.passed) t.log(lines.slice(-40).join('\n'));
 });
