@@ -7,11 +7,11 @@
 // servers: a silent connection is replaced (the client's PING and silence timeout), a fatal close
 // code ends the subscription.
 import test from 'ava';
-import { call } from './helpers/node.ts';
-import { clobWorld, type ClobWorld } from './helpers/clob-world.ts';
-import { WsClient } from './helpers/ws.ts';
+import { call } from '../../helpers/node.ts';
+import { clobWorld, type ClobWorld } from '../../helpers/clob-world.ts';
+import { WsClient } from '../../helpers/ws.ts';
 import WebSocket from 'ws';
-import { ClobClient, type MarketSubscription, type UserOrderMessage, type UserTradeMessage } from '../src/client/index.ts';
+import { ClobClient, type MarketSubscription, type UserOrderMessage, type UserTradeMessage } from '../../../src/client/index.ts';
 
 let w: ClobWorld;
 let alice: ClobClient;

@@ -3,9 +3,9 @@
 // the book and the maker requotes around their midpoint at once, from the `market` channel's
 // price_change alone: it reads no book over REST (its REST calls counted by route).
 import test from 'ava';
-import { clobWorld, type ClobWorld } from './helpers/clob-world.ts';
-import { ClobClient } from '../src/client/index.ts';
-import { MarketMaker } from '../examples/market-maker/market-maker.ts';
+import { clobWorld, type ClobWorld } from '../../helpers/clob-world.ts';
+import { ClobClient } from '../../../src/client/index.ts';
+import { MarketMaker } from '../../../examples/market-maker/market-maker.ts';
 
 let w: ClobWorld;
 test.before(async () => { w = await clobWorld(); });
