@@ -2,6 +2,7 @@
 // of confirmed COMPLEMENTARY, MINT and MERGE trades (fees included), compute exhaustion, a stuck
 // transaction, a maker without allowance, and the ledger messages of it all.
 import test from 'ava';
+import { WsClient } from '../../helpers/ws.ts';
 import { createRevokeInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { VersionedTransaction } from '@solana/web3.js';
 import { BLOCKHASH_VALID_SLOTS } from '../../../src/chain/local/index.ts';
@@ -43,6 +44,10 @@ const delta = (a: Record<string, bigint>, b: Record<string, bigint>) => Object.f
 test.serial('a confirmed trade moves exactly the right balances: COMPLEMENTARY, MINT and MERGE, fees included', async (t) => {
   const yes = w.yes.toBase58();
   const no = w.no.toBase58();
+  // Bob's user channel (docs/ws.md) follows his trade through settlement.
+  const bobChannel = await WsClient.open(w.node.url, '/ws/user', { authorization: `Bearer ${w.B}` });
+  t.teardown(() => bobChannel.ws.terminate());
+  await bobChannel.until((m) => m.event_type === 'auth');
   // COMPLEMENTARY: Bob buys 4 YES at 0.40 from Alice; fee 1% × min(0.4, 0.6) × 4 = 0.016
   let before = snapshot();
   t.is((await place(w.A, order(w.alice, yes, 'SELL', '0.40', '4'))).body.status, 'live');
@@ -56,6 +61,9 @@ test.serial('a confirmed trade moves exactly the right balances: COMPLEMENTARY, 
   const got = await w.chain.connection().getTransaction(t1.transaction_hash, { maxSupportedTransactionVersion: 0 });
   t.is(got!.meta!.err, null);
   t.deepEqual((await tradeMessages(t1.id)).map((m) => m.type), ['trade_matched', 'trade_mined', 'trade_confirmed']);
+  await bobChannel.until((m) => m.event_type === 'trade' && m.id === t1.id && m.status === 'CONFIRMED');
+  t.deepEqual(bobChannel.messages.filter((m) => m.event_type === 'trade' && m.id === t1.id).map((m) => m.status), ['MATCHED', 'MINED', 'CONFIRMED'],
+    'the user channel carries the trade MATCHED → MINED → CONFIRMED, in order');
 
   // MINT: Alice bids NO at 0.30, Bob buys YES at 0.70: a fresh pair from both sides' collateral
   before = snapshot();
@@ -81,6 +89,9 @@ test.serial('a confirmed trade moves exactly the right balances: COMPLEMENTARY, 
 
 test.serial('compute exhaustion: retried with the compute-unit limit and the fee doubled, then confirmed', async (t) => {
   const yes = w.yes.toBase58();
+  const channel = await WsClient.open(w.node.url, '/ws/user', { authorization: `Bearer ${w.B}` });
+  t.teardown(() => channel.ws.terminate());
+  await channel.until((m) => m.event_type === 'auth');
   await place(w.A, order(w.alice, yes, 'SELL', '0.55', '2'));
   const before = snapshot();
   w.chain.faults.exhaustCompute(1);
@@ -100,6 +111,8 @@ test.serial('compute exhaustion: retried with the compute-unit limit and the fee
   // 0.55 × 2 = 1.1; fee 1% × 0.45 × 2 = 0.009: moved once
   t.deepEqual(delta(before, snapshot()), { 'alice.c': 1_100_000n, 'alice.yes': -2n * U, 'bob.c': -1_109_000n, 'bob.yes': 2n * U, fee: 9_000n });
   t.deepEqual((await tradeMessages(tr.id)).map((m) => m.type), ['trade_matched', 'trade_retrying', 'trade_mined', 'trade_confirmed']);
+  await channel.until((m) => m.event_type === 'trade' && m.id === tr.id && m.status === 'CONFIRMED');
+  t.deepEqual(channel.messages.filter((m) => m.event_type === 'trade' && m.id === tr.id).map((m) => m.status), ['MATCHED', 'RETRYING', 'MINED', 'CONFIRMED'], 'the user channel says so too');
 });
 
 test.serial('a stuck transaction is re-executed with a fresh blockhash once its own expired', async (t) => {
@@ -134,6 +147,9 @@ test.serial('a maker without allowance: FAILED, the order invalidated and off th
   const ata = getAssociatedTokenAddressSync(w.yes, w.alice.publicKey);
   t.falsy(w.chain.dev.send([createRevokeInstruction(ata, w.alice.publicKey)], [w.alice]).err);
   const before = snapshot();
+  const channel = await WsClient.open(w.node.url, '/ws/user', { authorization: `Bearer ${w.A}` });
+  t.teardown(() => channel.ws.terminate());
+  await channel.until((m) => m.event_type === 'auth');
   const maker = await place(w.A, order(w.alice, yes, 'SELL', '0.50', '10'));
   t.deepEqual(maker.body.warnings, ['allowance']);
   const makerId = maker.body.orderID;
@@ -146,6 +162,10 @@ test.serial('a maker without allowance: FAILED, the order invalidated and off th
     return o.status === 'INVALIDATED' ? o : null;
   }, 20_000, 'the maker order invalidated');
   t.is(open.size_matched, '4');
+  // The maker's user channel: the trade MATCHED then FAILED, and her order's placement, fill and invalidation.
+  await channel.until((m) => m.event_type === 'trade' && m.id === id && m.status === 'FAILED');
+  t.deepEqual(channel.messages.filter((m) => m.event_type === 'trade' && m.id === id).map((m) => m.status), ['MATCHED', 'FAILED']);
+  await channel.until((m) => m.event_type === 'order' && m.id === makerId && m.status === 'INVALIDATED');
   t.is((await call(w.node.url, 'GET', `/v1/orders/${makerId}`, { token: w.A })).status, 404, 'gone from the book');
   // the reservation is released: the wallet holds nothing for the order any more
   await until(async () => {
