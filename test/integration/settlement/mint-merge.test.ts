@@ -12,7 +12,7 @@ import { settlementWorld, U } from '../../helpers/settlement-world.ts';
 import { escrowOf } from '../../../src/chain/settlement-tx.ts';
 
 const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '../../..');
 
 async function allowance(args: string[]) {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/allowance.ts', ...args], { cwd: root, env: { ...process.env, NODE_NO_WARNINGS: '1' } });
