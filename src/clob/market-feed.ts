@@ -8,6 +8,7 @@ import { decimal } from './service.ts';
 import { createHash } from 'node:crypto';
 import { WakeLoop } from '../store/wake-loop.ts';
 import type { LedgerRow } from './ledger-stream.ts';
+import type { LedgerOrdersMessage, LedgerPayload, LedgerTradesMessage } from '../../topics/ledger.ts';
 
 import type { Db } from '../db.ts';
 import type { BookMessage, LastTradePriceMessage, PriceChangeMessage, TickSizeChangeMessage } from '../../topics/market-channel.ts';
@@ -263,7 +264,8 @@ export class MarketFeed {
       if (s) {
         const pos = r.topic === 'orders' ? s.ordersPos : s.tradesPos;
         if (seq === pos + 1) {
-          if (r.topic === 'orders') { s.ordersPos = seq; this.applyOrder(s, r.type, payload); } else { s.tradesPos = seq; this.applyTrade(s, r.type, payload); }
+          const msg = { type: r.type, ...payload } as LedgerPayload;
+          if (r.topic === 'orders') { s.ordersPos = seq; this.applyOrder(s, msg as LedgerOrdersMessage); } else { s.tradesPos = seq; this.applyTrade(s, msg as LedgerTradesMessage); }
         }
       }
       const u = this.userCursors.get(r.market);
@@ -299,9 +301,9 @@ export class MarketFeed {
   }
 
   /** An order message of the ledger: the depth it changes, as one price_change (nothing when the book did not change). */
-  private applyOrder(s: MarketState, type: string, p: any): void {
+  private applyOrder(s: MarketState, p: LedgerOrdersMessage): void {
     const touched = new Map<string, [string, 'BUY' | 'SELL', number]>();
-    if (type === 'order_placed') {
+    if (p.type === 'order_placed') {
       const od = p.order;
       if (od.status === 'LIVE' && (od.asset_id === s.m.yes_token_id || od.asset_id === s.m.no_token_id)) {
         const x: Resting = { asset: od.asset_id, side: od.side, price: Number(micro(od.price)), original: micro(od.original_size), matched: micro(od.size_matched) };
@@ -310,11 +312,11 @@ export class MarketFeed {
         s.orders.set(od.id, x);
         s.add(x, x.original - x.matched, this.o.mintMerge, touched);
       }
-    } else if (type === 'order_updated' || type === 'order_cancelled' || type === 'order_ejected' || type === 'order_invalidated') {
+    } else if (p.type !== 'order_delayed') {
       const x = s.orders.get(p.order_id);
       if (x) {
         const matched = micro(p.size_matched);
-        const gone = type !== 'order_updated' || p.status !== 'LIVE';
+        const gone = p.type !== 'order_updated' || p.status !== 'LIVE';
         const left = gone ? 0n : x.original - matched;
         s.add(x, left - (x.original - x.matched), this.o.mintMerge, touched);
         if (gone) s.orders.delete(p.order_id); else x.matched = matched;
@@ -328,8 +330,8 @@ export class MarketFeed {
     this.emit(s, { event_type: 'price_change', price_changes });
   }
 
-  private applyTrade(s: MarketState, type: string, p: any): void {
-    if (type !== 'trade_matched') return;
+  private applyTrade(s: MarketState, p: LedgerTradesMessage): void {
+    if (p.type !== 'trade_matched') return;
     const t = p.trade;
     this.emit(s, { event_type: 'last_trade_price', asset_id: t.asset_id, price: t.price, size: t.size, side: t.side, fee_rate_bps: String(t.fee_rate_bps) });
   }
@@ -374,8 +376,8 @@ export class MarketFeed {
     const orderIds = new Set<string>();
     const tradeIds = new Set<string>();
     for (const r of rows) {
-      const p = r.payload as any;
-      if (r.topic === 'orders') { if (r.owner_lc && this.wallets.has(r.owner_lc)) orderIds.add(p.order?.id ?? p.order_id); } else tradeIds.add(p.trade?.id ?? p.trade_id);
+      const p = messageOf(r);
+      if (isOrders(p)) { if (r.owner_lc && this.wallets.has(r.owner_lc)) orderIds.add(orderIdOf(p)); } else tradeIds.add(tradeIdOf(p));
     }
     const orders = new Map<string, any>();
     if (orderIds.size) {
@@ -387,29 +389,37 @@ export class MarketFeed {
         `select id, market, asset_id, side, size::text as size, price, owner, maker_orders from trades where id in (?)`, [[...tradeIds]])) trades.set(t.id, t);
     }
     for (const r of rows) {
-      const p = r.payload as any;
+      const p = messageOf(r);
       const at = String(new Date(r.at).getTime());
-      if (r.topic === 'orders') {
+      if (isOrders(p)) {
         const to = r.owner_lc ? this.wallets.get(r.owner_lc) : undefined;
         if (!to) continue;
-        const id = p.order?.id ?? p.order_id;
-        const o = p.order ?? orders.get(id);
-        if (!o) continue;
-        const type = r.type === 'order_placed' || r.type === 'order_delayed' ? 'PLACEMENT' : r.type === 'order_updated' ? 'UPDATE' : 'CANCELLATION';
+        const id = orderIdOf(p);
+        const type = p.type === 'order_placed' || p.type === 'order_delayed' ? 'PLACEMENT' : p.type === 'order_updated' ? 'UPDATE' : 'CANCELLATION';
+        let shown;
+        if ('order' in p) {
+          const o = p.order;
+          shown = { asset_id: o.asset_id, side: o.side, price: o.price, original_size: o.original_size, size_matched: o.size_matched, status: o.status };
+        } else {
+          const o = orders.get(id); // an update names the order only: the rest from the read model
+          if (!o) continue;
+          shown = { asset_id: o.asset_id, side: o.side, price: decimal(o.price), original_size: decimal(o.original_size), size_matched: p.size_matched, status: p.status };
+        }
+        const reason = 'reason' in p ? p.reason : null;
+        const tradeId = 'trade_id' in p ? p.trade_id : undefined;
         const text = JSON.stringify({
-          event_type: 'order', type, id, market: r.market, asset_id: o.asset_id, side: o.side,
-          price: p.order ? o.price : decimal(o.price), original_size: p.order ? o.original_size : decimal(o.original_size),
-          size_matched: p.order ? o.size_matched : p.size_matched, status: p.order ? o.status : p.status,
-          ...(p.reason ? { reason: p.reason } : {}), ...(p.trade_id ? { trade_id: p.trade_id } : {}),
+          event_type: 'order', type, id, market: r.market, ...shown,
+          ...(reason ? { reason } : {}), ...(tradeId ? { trade_id: tradeId } : {}),
           seq: Number(r.seq), timestamp: at,
         });
         for (const l of to) l.deliver(text);
       } else {
-        const id = p.trade?.id ?? p.trade_id;
+        const id = tradeIdOf(p);
         const t = trades.get(id);
         if (!t) continue;
         const makers: any[] = typeof t.maker_orders === 'string' ? JSON.parse(t.maker_orders) : t.maker_orders;
-        const status = p.trade?.status ?? p.status;
+        const status = p.type === 'trade_matched' ? p.trade.status : p.status;
+        const hash = p.type === 'trade_matched' ? p.trade.transaction_hash : p.transaction_hash;
         // The taker sees every maker order of its trade; a maker only its own.
         const parties = new Map<string, any[] | null>();
         parties.set(String(t.owner).toLowerCase(), null);
@@ -424,7 +434,7 @@ export class MarketFeed {
           const text = JSON.stringify({
             event_type: 'trade', id, market: r.market, asset_id: t.asset_id, side: t.side, size: decimal(t.size), price: decimal(t.price), status,
             maker_orders: (own ?? makers).map((m) => ({ order_id: m.order_id, owner: m.owner, matched_amount: decimal(m.matched_amount), price: decimal(m.price), asset_id: m.asset_id, outcome: m.outcome, side: m.side })),
-            trader_side: own ? 'MAKER' : 'TAKER', ...(p.transaction_hash ? { transaction_hash: p.transaction_hash } : {}),
+            trader_side: own ? 'MAKER' : 'TAKER', ...(hash ? { transaction_hash: hash } : {}),
             seq: Number(r.seq), timestamp: at,
           });
           for (const l of to) l.deliver(text);
@@ -433,3 +443,12 @@ export class MarketFeed {
     }
   }
 }
+
+/** A stored ledger row as the message it is (topics/ledger.ts): its type is a column, the rest its payload. */
+function messageOf(r: LedgerRow): LedgerPayload {
+  const payload = typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload;
+  return { type: r.type, ...payload } as LedgerPayload;
+}
+const isOrders = (p: LedgerPayload): p is LedgerOrdersMessage => p.type.startsWith('order_');
+const orderIdOf = (p: LedgerOrdersMessage) => ('order' in p ? p.order.id : p.order_id);
+const tradeIdOf = (p: LedgerTradesMessage) => (p.type === 'trade_matched' ? p.trade.id : p.trade_id);
