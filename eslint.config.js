@@ -27,7 +27,7 @@ const layers = [
     files: 'actors/',
     mayImport: ['topics/', 'src/runtime/types.ts'],
     packages: [],
-    why: 'deciders are pure: they see their messages (topics/), the runtime\'s types and each other, no I/O',
+    why: "deciders are pure: they see their messages (topics/), the runtime's types and each other, no I/O",
   },
 ];
 
@@ -76,10 +76,16 @@ export default defineConfig(
       '@typescript-eslint/no-explicit-any': 'off',
       // Unused parameters keep a signature readable (callbacks, ports); an unused catch binding is
       // harmless; `_x` marks a value dropped on purpose (e.g. `const { a: _a, ...rest } = o`).
-      '@typescript-eslint/no-unused-vars': ['error', {
-        args: 'none', caughtErrors: 'none', ignoreRestSiblings: true,
-        varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_',
-      }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        {
+          args: 'none',
+          caughtErrors: 'none',
+          ignoreRestSiblings: true,
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+        },
+      ],
       // `let x = null; try { x = ... }` and loop flags initialised up front are the house style.
       'no-useless-assignment': 'off',
       // Control characters in regexes are the point where the code strips them from hostile input.

@@ -20,7 +20,23 @@ for (const finished of [0, 1000, FINISHED_CAP]) {
   for (let i = 0; i < finished; i++) remember(s, hex(i), owner(i), (i % 3 === 0 ? 'cancelled' : 'filled') satisfies Finish);
   // Resting orders in the snapshot's own shape (the cost measured is the JSON, not the matching).
   const orders = Array.from({ length: resting }, (_, i) => ({
-    order: { hash: hex(1e9 + i), owner: owner(i), tokenId: 'YesMint', outcome: 'YES', side: 'BUY', price: 0.5, size: '10000000', sizeMatched: '0', remaining: '10000000', feeRateBps: 0, expiration: 0, orderType: 'GTC', createdAt: 1, seq: i, delayed: false },
+    order: {
+      hash: hex(1e9 + i),
+      owner: owner(i),
+      tokenId: 'YesMint',
+      outcome: 'YES',
+      side: 'BUY',
+      price: 0.5,
+      size: '10000000',
+      sizeMatched: '0',
+      remaining: '10000000',
+      feeRateBps: 0,
+      expiration: 0,
+      orderType: 'GTC',
+      createdAt: 1,
+      seq: i,
+      delayed: false,
+    },
     bookedAt: 1,
   }));
   const n = 50;
@@ -31,10 +47,19 @@ for (const finished of [0, 1000, FINISHED_CAP]) {
   let db = '';
   if (client) {
     const t1 = performance.now();
-    for (let i = 0; i < 10; i++) await client.query(`insert into snap values ('b', 'k', $1::jsonb) on conflict (kind, key) do update set state = excluded.state`, [json]);
+    for (let i = 0; i < 10; i++)
+      await client.query(`insert into snap values ('b', 'k', $1::jsonb) on conflict (kind, key) do update set state = excluded.state`, [
+        json,
+      ]);
     db = ((performance.now() - t1) / 10).toFixed(2);
   }
-  rows.push({ 'finished orders remembered': finished, 'resting orders': resting, 'snapshot KB': Math.round(json.length / 1024), 'serialise ms': ser.toFixed(2), 'PostgreSQL upsert ms': db });
+  rows.push({
+    'finished orders remembered': finished,
+    'resting orders': resting,
+    'snapshot KB': Math.round(json.length / 1024),
+    'serialise ms': ser.toFixed(2),
+    'PostgreSQL upsert ms': db,
+  });
 }
 console.table(rows);
 await client?.end();

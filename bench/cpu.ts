@@ -16,7 +16,11 @@ export function cpuSecondsOf(pid: number): number | null {
 
 /** Pids `pgrep` finds with these arguments (`['-x', 'postgres']`, `['-f', 'kafka.Kafka']`). */
 export function pidsOf(args: string[]): number[] {
-  try { return execFileSync('pgrep', args).toString().trim().split('\n').filter(Boolean).map(Number); } catch { return []; }
+  try {
+    return execFileSync('pgrep', args).toString().trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /** CPU seconds the whole machine has been busy so far (every core; /proc/stat, idle and iowait excluded). */
@@ -30,7 +34,8 @@ export function machineBusySeconds(): number {
  * meanwhile count whole; processes that ended meanwhile are lost). `stop()` gives CPU seconds per group and the machine's busy CPU seconds (all processes).
  */
 export function cpuMeter(groups: Record<string, () => number[]>) {
-  const take = () => Object.fromEntries(Object.entries(groups).map(([g, list]) => [g, new Map(list().map((pid) => [pid, cpuSecondsOf(pid) ?? 0]))]));
+  const take = () =>
+    Object.fromEntries(Object.entries(groups).map(([g, list]) => [g, new Map(list().map((pid) => [pid, cpuSecondsOf(pid) ?? 0]))]));
   const start = take();
   const busy0 = machineBusySeconds();
   const t0 = performance.now();
@@ -38,7 +43,9 @@ export function cpuMeter(groups: Record<string, () => number[]>) {
     stop() {
       const seconds = (performance.now() - t0) / 1000;
       const machineBusy = machineBusySeconds() - busy0;
-      const used = Object.fromEntries(Object.entries(take()).map(([g, m]) => [g, [...m].reduce((s, [pid, c]) => s + c - (start[g].get(pid) ?? 0), 0)]));
+      const used = Object.fromEntries(
+        Object.entries(take()).map(([g, m]) => [g, [...m].reduce((s, [pid, c]) => s + c - (start[g].get(pid) ?? 0), 0)]),
+      );
       return { seconds, cores: availableParallelism(), used, machineBusy };
     },
   };

@@ -15,15 +15,33 @@ const [seconds = 60, perRound = 50] = process.argv.slice(2).map(Number);
 const PLATFORM = 'fuzz-platform-secret';
 const WEBHOOK = 'fuzz-webhook-secret';
 const db = await freshDatabase('benchfuzz');
-const node = await startProcessNode({ DATABASE_URL: db.url, KAFKA_BROKERS: '', PLATFORM_JWT_SECRET: PLATFORM, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK, LOG_LEVEL: 'error' });
+const node = await startProcessNode({
+  DATABASE_URL: db.url,
+  KAFKA_BROKERS: '',
+  PLATFORM_JWT_SECRET: PLATFORM,
+  PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK,
+  LOG_LEVEL: 'error',
+});
 const wallet = Keypair.generate();
 const target = { url: node.url, webhookSecret: WEBHOOK, platformSecret: PLATFORM, clobToken: await bearer(node.url, wallet), wallet };
 
-interface Row { inputs: number; statuses: Map<number, number>; failures: string[]; seen: Responsiveness }
+interface Row {
+  inputs: number;
+  statuses: Map<number, number>;
+  failures: string[];
+  seen: Responsiveness;
+}
 const rows = new Map<string, Row>();
-const row = (name: string) => rows.get(name) ?? rows.set(name, { inputs: 0, statuses: new Map(), failures: [], seen: new Responsiveness() }).get(name)!;
+const row = (name: string) =>
+  rows.get(name) ?? rows.set(name, { inputs: 0, statuses: new Map(), failures: [], seen: new Responsiveness() }).get(name)!;
 let current = '';
-const tally = { note(ms: number, what: string) { const r = row(current); r.inputs++; r.seen.note(ms, what); } } as Responsiveness;
+const tally = {
+  note(ms: number, what: string) {
+    const r = row(current);
+    r.inputs++;
+    r.seen.note(ms, what);
+  },
+} as Responsiveness;
 const props = edgeProperties(target, tally);
 const known = knownHostile(target);
 // Statuses are read back from the error or answered text: wrap fetch to count them.
@@ -41,10 +59,17 @@ while (Date.now() < until) {
   for (const name of Object.keys(props) as (keyof typeof props)[]) {
     if (Date.now() >= until) break;
     current = name;
-    const r = await fc.check(props[name] as fc.IAsyncPropertyWithHooks<any>, { numRuns: perRound, seed: seed++, examples: round === 0 ? (known[name] ?? []) as any : [], endOnFailure: true });
+    const r = await fc.check(props[name] as fc.IAsyncPropertyWithHooks<any>, {
+      numRuns: perRound,
+      seed: seed++,
+      examples: round === 0 ? ((known[name] ?? []) as any) : [],
+      endOnFailure: true,
+    });
     if (r.failed) {
       const e = r.errorInstance as Error & { cause?: any };
-      row(name).failures.push(`seed ${r.seed}: ${String(e?.message ?? e).slice(0, 160)}${e?.cause ? ` (${e.cause.code ?? e.cause.message})` : ''}; input ${JSON.stringify(r.counterexample)?.slice(0, 300)}`);
+      row(name).failures.push(
+        `seed ${r.seed}: ${String(e?.message ?? e).slice(0, 160)}${e?.cause ? ` (${e.cause.code ?? e.cause.message})` : ''}; input ${JSON.stringify(r.counterexample)?.slice(0, 300)}`,
+      );
     }
   }
   round++;
@@ -58,10 +83,22 @@ console.log(`\nfuzz: ${seconds} s, ${round} rounds of ${perRound} inputs per edg
 console.log('| edge | inputs | answers by status | failures | /healthz p50 | p99 | slowest |');
 console.log('|---|---|---|---|---|---|---|');
 for (const [name, r] of rows) {
-  const statuses = [...r.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' ');
-  console.log(`| ${name} | ${r.inputs} | ${statuses} | ${r.failures.length} | ${r.seen.quantile(0.5).toFixed(1)} ms | ${r.seen.quantile(0.99).toFixed(1)} ms | ${r.seen.slowest.ms.toFixed(1)} ms |`);
+  const statuses = [...r.statuses]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
+  console.log(
+    `| ${name} | ${r.inputs} | ${statuses} | ${r.failures.length} | ${r.seen.quantile(0.5).toFixed(1)} ms | ${r.seen.quantile(0.99).toFixed(1)} ms | ${r.seen.slowest.ms.toFixed(1)} ms |`,
+  );
 }
 for (const [name, r] of rows) for (const f of r.failures.slice(0, 5)) console.log(`  ${name}: ${f}`);
-console.log('plot: %s', await latencyPlot('fuzz', `/healthz beside hostile input, ${seconds} s per run`, [...rows].map(([name, r]) => ({ label: name, latenciesMs: r.seen.probes }))));
+console.log(
+  'plot: %s',
+  await latencyPlot(
+    'fuzz',
+    `/healthz beside hostile input, ${seconds} s per run`,
+    [...rows].map(([name, r]) => ({ label: name, latenciesMs: r.seen.probes })),
+  ),
+);
 const failed = [...rows.values()].some((r) => r.failures.length || r.seen.slowest.ms >= 500);
 process.exit(failed ? 1 : 0);

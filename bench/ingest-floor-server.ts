@@ -16,7 +16,8 @@ const url = process.env.DATABASE_URL!;
 const orm = stage === 'write' ? await openOrm({ databaseUrl: url, poolMax: 16 }) : null;
 if (orm) await migrate(orm, url);
 // FLOOR_TRIGGERS=off: without the service's own triggers (the read cache's change notices), the schema's indexes only.
-if (orm && process.env.FLOOR_TRIGGERS === 'off') for (const t of ['parlays', 'parlay_legs']) await (orm.em.getDriver() as any).execute(`alter table ${t} disable trigger user`);
+if (orm && process.env.FLOOR_TRIGGERS === 'off')
+  for (const t of ['parlays', 'parlay_legs']) await (orm.em.getDriver() as any).execute(`alter table ${t} disable trigger user`);
 const programId = PARLAY_PROGRAM_ID.toBase58();
 
 async function handle(body: string): Promise<number> {
@@ -28,7 +29,15 @@ async function handle(body: string): Promise<number> {
   if (!orm) return events.length;
   const platform = orm.em.getPlatform() as any;
   const statements: string[] = [];
-  await projectParlays({ execute: async (sql, params) => { statements.push(formatQuery(platform, sql, params ?? [])); return []; } }, [{ events } as any]);
+  await projectParlays(
+    {
+      execute: async (sql, params) => {
+        statements.push(formatQuery(platform, sql, params ?? []));
+        return [];
+      },
+    },
+    [{ events } as any],
+  );
   await (orm.em.getDriver() as any).execute(statements.join(';\n'));
   return events.length;
 }
@@ -38,8 +47,14 @@ const server = createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     handle(Buffer.concat(chunks).toString('utf8')).then(
-      (n) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(`{"events":${n}}`); },
-      (e) => { res.writeHead(500); res.end(String(e)); },
+      (n) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`{"events":${n}}`);
+      },
+      (e) => {
+        res.writeHead(500);
+        res.end(String(e));
+      },
     );
   });
 });

@@ -20,7 +20,11 @@ const goal = 20_000;
 async function stage(name: 'receive' | 'decode' | 'write') {
   const db = name === 'write' ? await freshDatabase('floor') : null;
   const port = await freePort();
-  const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: name, PORT: String(port), ...(db ? { DATABASE_URL: db.url } : {}) });
+  const child = await startBareServer('bench/ingest-floor-server.ts', {
+    FLOOR_STAGE: name,
+    PORT: String(port),
+    ...(db ? { DATABASE_URL: db.url } : {}),
+  });
   const url = `http://127.0.0.1:${port}/`;
   await deliverAll(url, deliveries.slice(0, 8), 1); // warm the path (not counted)
   const meter = cpuMeter({ server: () => [child.pid!], pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });
@@ -42,25 +46,60 @@ async function stage(name: 'receive' | 'decode' | 'write') {
   const us = (s: number) => Math.round((s * 1e6) / n);
   const busy = m.machineBusy / (m.seconds * m.cores);
   return {
-    stage: name, events: n, 'parlays stored (with warm-up)': stored, 'events/s': Math.round(n / secs),
-    'server µs/event': us(m.used.server), 'PostgreSQL µs/event': us(m.used.pg), 'client µs/event': us(m.used.client), 'machine µs/event': us(m.machineBusy),
-    'machine busy': `${Math.round(100 * busy)}%`, 'events/s if the machine were 100% busy': Math.round((m.cores * n) / m.machineBusy),
+    stage: name,
+    events: n,
+    'parlays stored (with warm-up)': stored,
+    'events/s': Math.round(n / secs),
+    'server µs/event': us(m.used.server),
+    'PostgreSQL µs/event': us(m.used.pg),
+    'client µs/event': us(m.used.client),
+    'machine µs/event': us(m.machineBusy),
+    'machine busy': `${Math.round(100 * busy)}%`,
+    'events/s if the machine were 100% busy': Math.round((m.cores * n) / m.machineBusy),
   };
 }
 
 const rows = [];
 for (const s of ['receive', 'decode', 'write'] as const) rows.push(await stage(s));
-console.log('\ningest floor on this machine (%s cores): the same deliveries (%s tx each, %s in flight) to a bare server', availableParallelism(), perDelivery, concurrency);
+console.log(
+  '\ningest floor on this machine (%s cores): the same deliveries (%s tx each, %s in flight) to a bare server',
+  availableParallelism(),
+  perDelivery,
+  concurrency,
+);
 console.table(rows);
 const write = rows[2];
-console.log('a path that only decodes and writes these rows tops out near %s events/s here (%s µs of machine per event); the goal, %s events/s, needs %s µs per event on %s cores',
-  write['events/s if the machine were 100% busy'].toLocaleString(), write['machine µs/event'], goal.toLocaleString(),
-  Math.round((availableParallelism() * 1e6) / goal), availableParallelism());
+console.log(
+  'a path that only decodes and writes these rows tops out near %s events/s here (%s µs of machine per event); the goal, %s events/s, needs %s µs per event on %s cores',
+  write['events/s if the machine were 100% busy'].toLocaleString(),
+  write['machine µs/event'],
+  goal.toLocaleString(),
+  Math.round((availableParallelism() * 1e6) / goal),
+  availableParallelism(),
+);
 const serverSide = write['machine µs/event'] - write['client µs/event'];
-console.log('without the load generator (the HTTP client), the rest of the machine: %s µs per event, at most about %s events/s',
-  serverSide, Math.round((availableParallelism() * 1e6) / serverSide).toLocaleString());
-const parts = (r: typeof write) => [['server', r['server µs/event']], ['PostgreSQL', r['PostgreSQL µs/event']], ['client', r['client µs/event']], ['rest of the machine', Math.max(0, r['machine µs/event'] - r['server µs/event'] - r['PostgreSQL µs/event'] - r['client µs/event'])]] as const;
-console.log('plot: %s', await stackedBars('ingest-floor', `ingest floor: machine µs per event by stage (${perDelivery} tx per delivery, ${concurrency} in flight)`,
-  rows.flatMap((r) => parts(r).map(([part, value]) => ({ bar: r.stage, part, value }))),
-  { unit: `machine µs per event (${availableParallelism()} cores)`, budget: { value: (availableParallelism() * 1e6) / goal, label: `${goal.toLocaleString()} events/s` } }));
+console.log(
+  'without the load generator (the HTTP client), the rest of the machine: %s µs per event, at most about %s events/s',
+  serverSide,
+  Math.round((availableParallelism() * 1e6) / serverSide).toLocaleString(),
+);
+const parts = (r: typeof write) =>
+  [
+    ['server', r['server µs/event']],
+    ['PostgreSQL', r['PostgreSQL µs/event']],
+    ['client', r['client µs/event']],
+    ['rest of the machine', Math.max(0, r['machine µs/event'] - r['server µs/event'] - r['PostgreSQL µs/event'] - r['client µs/event'])],
+  ] as const;
+console.log(
+  'plot: %s',
+  await stackedBars(
+    'ingest-floor',
+    `ingest floor: machine µs per event by stage (${perDelivery} tx per delivery, ${concurrency} in flight)`,
+    rows.flatMap((r) => parts(r).map(([part, value]) => ({ bar: r.stage, part, value }))),
+    {
+      unit: `machine µs per event (${availableParallelism()} cores)`,
+      budget: { value: (availableParallelism() * 1e6) / goal, label: `${goal.toLocaleString()} events/s` },
+    },
+  ),
+);
 process.exit(write['parlays stored (with warm-up)'] === write.events + Math.min(events, 8 * perDelivery) ? 0 : 1);

@@ -5,7 +5,10 @@ import { KafkaBus } from '../src/runtime/kafka-bus.ts';
 import { Asker } from '../src/runtime/asker.ts';
 import { CORRELATION, REPLY_TO } from '../src/runtime/partition-worker.ts';
 
-export const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : 0; };
+export const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : 0;
+};
 
 /** `n` asks with `window` in flight on a fresh 12-partition topic; the rate and latency. */
 export async function rawRequestReply(brokers: string, prefix: string, n: number, window: number) {
@@ -13,7 +16,9 @@ export async function rawRequestReply(brokers: string, prefix: string, n: number
   const topic = `${prefix}echo`;
   await bus.ensureTopics([{ topic, partitions: 12 }]);
   const echo = await bus.consume({
-    groupId: `${prefix}echo`, topics: [topic], fromBeginning: true,
+    groupId: `${prefix}echo`,
+    topics: [topic],
+    fromBeginning: true,
     onBatch: async (b) => {
       const out = new Map<string, { key: string; value: string }[]>();
       for (const r of b.records) {
@@ -33,14 +38,16 @@ export async function rawRequestReply(brokers: string, prefix: string, n: number
   const lat: number[] = [];
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: window }, async () => {
-    while (next < n) {
-      const i = next++;
-      const s = performance.now();
-      await asker.ask({ topic, key: `k${i % 1000}`, cmd: { i } });
-      lat.push(performance.now() - s);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: window }, async () => {
+      while (next < n) {
+        const i = next++;
+        const s = performance.now();
+        await asker.ask({ topic, key: `k${i % 1000}`, cmd: { i } });
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
   const secs = (performance.now() - t0) / 1000;
   await asker.stop();
   await echo.stop();

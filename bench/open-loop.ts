@@ -12,10 +12,21 @@ export interface OpenLoopResult {
   seconds: number;
 }
 
-interface Conn { socket: net.Socket; busy: boolean; buf: Buffer; due: number; }
+interface Conn {
+  socket: net.Socket;
+  busy: boolean;
+  buf: Buffer;
+  due: number;
+}
 
 /** Sends `rate` requests per second for `seconds`, request i being `requests[i % requests.length]`. */
-export async function openLoop(o: { port: number; requests: Buffer[]; rate: number; seconds: number; connections: number }): Promise<OpenLoopResult> {
+export async function openLoop(o: {
+  port: number;
+  requests: Buffer[];
+  rate: number;
+  seconds: number;
+  connections: number;
+}): Promise<OpenLoopResult> {
   const total = Math.round(o.rate * o.seconds);
   const latencies: number[] = [];
   let errors = 0;
@@ -24,11 +35,14 @@ export async function openLoop(o: { port: number; requests: Buffer[]; rate: numb
   let sent = 0;
   const waiting: number[] = []; // due times of requests with no free connection yet
   let finish!: () => void;
-  const finished = new Promise<void>((r) => { finish = r; });
+  const finished = new Promise<void>((r) => {
+    finish = r;
+  });
   const t0 = performance.now();
 
   const complete = (c: Conn, ok: boolean, status: number) => {
-    if (!ok) errors++; else if (status < 200 || status > 299) non2xx++;
+    if (!ok) errors++;
+    else if (status < 200 || status > 299) non2xx++;
     else latencies.push(performance.now() - c.due);
     c.busy = false;
     if (++done === total) finish();
@@ -36,25 +50,34 @@ export async function openLoop(o: { port: number; requests: Buffer[]; rate: numb
     else idle.push(c);
   };
 
-  const conns: Conn[] = await Promise.all(Array.from({ length: o.connections }, () => new Promise<Conn>((resolve, reject) => {
-    const socket = net.connect(o.port, '127.0.0.1');
-    socket.setNoDelay(true);
-    const c: Conn = { socket, busy: false, buf: Buffer.alloc(0), due: 0 };
-    socket.once('connect', () => resolve(c));
-    socket.once('error', reject);
-    socket.on('data', (d: Buffer) => {
-      c.buf = c.buf.length ? Buffer.concat([c.buf, d]) : d;
-      const head = c.buf.indexOf('\r\n\r\n');
-      if (head < 0) return;
-      const header = c.buf.subarray(0, head).toString('latin1');
-      const m = /\r\ncontent-length:\s*(\d+)/i.exec(header);
-      const len = m ? Number(m[1]) : 0;
-      if (c.buf.length < head + 4 + len) return;
-      c.buf = c.buf.subarray(head + 4 + len);
-      complete(c, true, Number(header.slice(9, 12)));
+  const conns: Conn[] = await Promise.all(
+    Array.from(
+      { length: o.connections },
+      () =>
+        new Promise<Conn>((resolve, reject) => {
+          const socket = net.connect(o.port, '127.0.0.1');
+          socket.setNoDelay(true);
+          const c: Conn = { socket, busy: false, buf: Buffer.alloc(0), due: 0 };
+          socket.once('connect', () => resolve(c));
+          socket.once('error', reject);
+          socket.on('data', (d: Buffer) => {
+            c.buf = c.buf.length ? Buffer.concat([c.buf, d]) : d;
+            const head = c.buf.indexOf('\r\n\r\n');
+            if (head < 0) return;
+            const header = c.buf.subarray(0, head).toString('latin1');
+            const m = /\r\ncontent-length:\s*(\d+)/i.exec(header);
+            const len = m ? Number(m[1]) : 0;
+            if (c.buf.length < head + 4 + len) return;
+            c.buf = c.buf.subarray(head + 4 + len);
+            complete(c, true, Number(header.slice(9, 12)));
+          });
+        }),
+    ),
+  );
+  for (const c of conns)
+    c.socket.on('error', () => {
+      if (c.busy) complete(c, false, 0);
     });
-  })));
-  for (const c of conns) c.socket.on('error', () => { if (c.busy) complete(c, false, 0); });
 
   const idle = [...conns];
   let next = 0;
@@ -69,7 +92,8 @@ export async function openLoop(o: { port: number; requests: Buffer[]; rate: numb
     for (; sent < due; sent++) {
       const at = t0 + (sent / o.rate) * 1000;
       const c = idle.pop();
-      if (c) dispatch(c, at); else waiting.push(at);
+      if (c) dispatch(c, at);
+      else waiting.push(at);
     }
     if (sent < total) setTimeout(tick, 1);
   };

@@ -17,13 +17,31 @@ const reuse = process.env.BENCH_DB_URL;
 const db = reuse ? { url: reuse, drop: async () => undefined } : await freshDatabase('benchread');
 const port = 18000 + Math.floor(Math.random() * 1000);
 const secret = 'bench-secret';
-const svc = spawn(process.execPath, [...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {
-  env: { ...process.env, APP_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, PLATFORM_JWT_SECRET: secret, LOCAL_CHAIN: '0', LOG_LEVEL: 'warn', NODE_ID: 'bench-read' },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
+const svc = spawn(
+  process.execPath,
+  [...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'],
+  {
+    env: {
+      ...process.env,
+      APP_ENV: 'development',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: db.url,
+      PLATFORM_JWT_SECRET: secret,
+      LOCAL_CHAIN: '0',
+      LOG_LEVEL: 'warn',
+      NODE_ID: 'bench-read',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  },
+);
 const base = `http://127.0.0.1:${port}`;
 for (let i = 0; ; i++) {
-  try { if ((await fetch(`${base}/healthz`)).ok) break; } catch { /* starting */ }
+  try {
+    if ((await fetch(`${base}/healthz`)).ok) break;
+  } catch {
+    /* starting */
+  }
   if (i > 300) throw new Error('service did not start');
   await new Promise((r) => setTimeout(r, 200));
 }
@@ -32,18 +50,24 @@ await client.connect();
 const t0 = performance.now();
 // Wallet names are stand-ins for base58 addresses of the same length.
 if (!reuse) {
-await client.query(`insert into parlays (parlay_id, id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
+  await client.query(
+    `insert into parlays (parlay_id, id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
     legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at)
   select g, md5(g::text)::uuid, 'Wallet' || lpad((g % $2)::text, 38, 'x'), 10000000, 250000000000, 39200000, 0,
     (array['active','won','lost','claimed'])[1 + g % 4], 2, 0, 0, 0, 'sig' || g, '', now() - (g || ' seconds')::interval
-  from generate_series(1, $1::int) g`, [parlays, wallets]);
-await client.query(`insert into parlay_legs (parlay_id, leg_index, on_chain_market_id, market_address, selected_outcome, probability_at_entry, status)
+  from generate_series(1, $1::int) g`,
+    [parlays, wallets],
+  );
+  await client.query(
+    `insert into parlay_legs (parlay_id, leg_index, on_chain_market_id, market_address, selected_outcome, probability_at_entry, status)
   select g, i, 100 + (g + i) % 500, 'Market' || ((g + i) % 500), case when i = 0 then 'YES' else 'NO' end, 500000, 'pending'
-  from generate_series(1, $1::int) g, generate_series(0, 1) i`, [parlays]);
-// A bulk-loaded table is not at rest until vacuumed (visibility map, hint bits): do it before measuring,
-// or autovacuum does it in the middle of the run.
-await client.query('vacuum (analyze) parlays');
-await client.query('vacuum (analyze) parlay_legs');
+  from generate_series(1, $1::int) g, generate_series(0, 1) i`,
+    [parlays],
+  );
+  // A bulk-loaded table is not at rest until vacuumed (visibility map, hint bits): do it before measuring,
+  // or autovacuum does it in the middle of the run.
+  await client.query('vacuum (analyze) parlays');
+  await client.query('vacuum (analyze) parlay_legs');
 }
 const loadSecs = (performance.now() - t0) / 1000;
 await client.end();
@@ -51,11 +75,18 @@ await client.end();
 // USERS distinct users poll (default 2,000): each node keeps their answers in memory (src/parlay/read-cache.ts);
 // USERS=100000 makes nearly every request a first read, answered by PostgreSQL.
 const users = Number(process.env.USERS ?? 2000);
-const tokens = Array.from({ length: users }, (_, i) => jwt.sign({ sub: `u${i}`, wallet: 'wallet' + String((i * 7919) % wallets).padStart(38, 'x') }, secret, { algorithm: 'HS256', expiresIn: 3600 }));
+const tokens = Array.from({ length: users }, (_, i) =>
+  jwt.sign({ sub: `u${i}`, wallet: 'wallet' + String((i * 7919) % wallets).padStart(38, 'x') }, secret, {
+    algorithm: 'HS256',
+    expiresIn: 3600,
+  }),
+);
 // Open-loop load at an even pace from a light raw-socket generator (bench/open-loop.ts), latency
 // measured from each request's scheduled time. The generator's own CPU and event-loop delay are
 // reported beside the figures: on a small machine it shares the cores with the service and PostgreSQL.
-const requests = tokens.map((tk) => Buffer.from(`GET /api/parlays/user/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${tk}\r\n\r\n`));
+const requests = tokens.map((tk) =>
+  Buffer.from(`GET /api/parlays/user/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${tk}\r\n\r\n`),
+);
 const connections = Number(process.env.CONNECTIONS ?? 64);
 // Warm-up (every user's first request links its wallet; caches fill), then the measured run.
 await openLoop({ port, requests, rate, seconds: Math.min(5, seconds), connections });
@@ -70,12 +101,33 @@ const achieved = (latencies.length + errors + non2xx) / r.seconds;
 latencies.sort((a, b) => a - b);
 const q = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] : 0).toFixed(2);
 const sample = await fetch(`${base}/api/parlays/user/`, { headers: { authorization: `Bearer ${tokens[1]}` } }).then((r) => r.json());
-console.log(`\nGET /api/parlays/user/ with ${parlays.toLocaleString()} parlays (${(parlays * 2).toLocaleString()} legs) over ${wallets.toLocaleString()} wallets; load ${loadSecs.toFixed(1)} s`);
-console.table([{
-  'target rps': rate, 'achieved rps': Math.round(achieved), requests: latencies.length, errors, non2xx,
-  'p50 ms': q(0.5), 'p90 ms': q(0.9), 'p99 ms': q(0.99), 'generator CPU %': ((100 * (cpu.user + cpu.system)) / 1e6 / r.seconds).toFixed(0), 'generator loop delay p99/max ms': `${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)}`, 'max ms': latencies.length ? latencies[latencies.length - 1].toFixed(1) : '0', 'parlays/response': sample.data.length, users,
-}]);
-console.log('plot: %s', await latencyPlot('parlay-read', `GET /api/parlays/user/ at ${rate} req/s, ${parlays.toLocaleString()} parlays`, [{ label: `${Math.round(achieved)} req/s achieved`, latenciesMs: latencies }]));
+console.log(
+  `\nGET /api/parlays/user/ with ${parlays.toLocaleString()} parlays (${(parlays * 2).toLocaleString()} legs) over ${wallets.toLocaleString()} wallets; load ${loadSecs.toFixed(1)} s`,
+);
+console.table([
+  {
+    'target rps': rate,
+    'achieved rps': Math.round(achieved),
+    requests: latencies.length,
+    errors,
+    non2xx,
+    'p50 ms': q(0.5),
+    'p90 ms': q(0.9),
+    'p99 ms': q(0.99),
+    'generator CPU %': ((100 * (cpu.user + cpu.system)) / 1e6 / r.seconds).toFixed(0),
+    'generator loop delay p99/max ms': `${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)}`,
+    'max ms': latencies.length ? latencies[latencies.length - 1].toFixed(1) : '0',
+    'parlays/response': sample.data.length,
+    users,
+  },
+]);
+console.log(
+  'plot: %s',
+  await latencyPlot('parlay-read', `GET /api/parlays/user/ at ${rate} req/s, ${parlays.toLocaleString()} parlays`, [
+    { label: `${Math.round(achieved)} req/s achieved`, latenciesMs: latencies },
+  ]),
+);
 svc.kill('SIGTERM');
 await new Promise((r) => svc.on('exit', r));
-if (process.env.KEEP_DB || reuse) console.log(`kept database ${db.url}`); else await db.drop();
+if (process.env.KEEP_DB || reuse) console.log(`kept database ${db.url}`);
+else await db.drop();

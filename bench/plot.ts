@@ -42,17 +42,24 @@ export function percentileRows(series: string, latenciesMs: number[]): { series:
 export function latencyPlot(name: string, title: string, series: { label: string; latenciesMs: number[] }[]): Promise<string> {
   return writePlot(name, {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title, width: 560, height: 320,
+    title,
+    width: 560,
+    height: 320,
     data: { values: series.flatMap((s) => percentileRows(s.label, s.latenciesMs)) },
     mark: { type: 'line', interpolate: 'step-after', point: false },
     encoding: {
       x: {
-        field: 'nines', type: 'quantitative', title: 'percentile',
+        field: 'nines',
+        type: 'quantitative',
+        title: 'percentile',
         axis: { values: [0, 1, 2, 3, 4], labelExpr: "['0%', '90%', '99%', '99.9%', '99.99%'][datum.value]" },
       },
       y: { field: 'ms', type: 'quantitative', title: 'latency (ms)', scale: { type: 'log' } },
       color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', labelLimit: 480 } },
-      tooltip: [{ field: 'percentile', format: '.2f' }, { field: 'ms', format: '.1f' }],
+      tooltip: [
+        { field: 'percentile', format: '.2f' },
+        { field: 'ms', format: '.1f' },
+      ],
     },
   });
 }
@@ -61,7 +68,12 @@ export function latencyPlot(name: string, title: string, series: { label: string
  * Horizontal stacked bars: each bar a case (`bar`), split into parts (`part`) of `value`, with an
  * optional budget drawn as a rule across all bars (e.g. the µs per event a goal allows).
  */
-export function stackedBars(name: string, title: string, rows: { bar: string; part: string; value: number }[], o: { unit: string; budget?: { value: number; label: string } }): Promise<string> {
+export function stackedBars(
+  name: string,
+  title: string,
+  rows: { bar: string; part: string; value: number }[],
+  o: { unit: string; budget?: { value: number; label: string } },
+): Promise<string> {
   const bars = {
     mark: 'bar' as const,
     encoding: {
@@ -72,8 +84,22 @@ export function stackedBars(name: string, title: string, rows: { bar: string; pa
   };
   const layers: any[] = [{ data: { values: rows }, ...bars }];
   if (o.budget) {
-    layers.push({ data: { values: [o.budget] }, mark: { type: 'rule', strokeDash: [6, 4], color: 'black' }, encoding: { x: { field: 'value', type: 'quantitative' } } });
-    layers.push({ data: { values: [o.budget] }, mark: { type: 'text', align: 'left', dx: 4, dy: -6, baseline: 'bottom' }, encoding: { x: { field: 'value', type: 'quantitative' }, y: { value: 0 }, text: { field: 'label' } } });
+    layers.push({
+      data: { values: [o.budget] },
+      mark: { type: 'rule', strokeDash: [6, 4], color: 'black' },
+      encoding: { x: { field: 'value', type: 'quantitative' } },
+    });
+    layers.push({
+      data: { values: [o.budget] },
+      mark: { type: 'text', align: 'left', dx: 4, dy: -6, baseline: 'bottom' },
+      encoding: { x: { field: 'value', type: 'quantitative' }, y: { value: 0 }, text: { field: 'label' } },
+    });
   }
-  return writePlot(name, { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, width: 560, height: { step: 28 } as any, layer: layers });
+  return writePlot(name, {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    width: 560,
+    height: { step: 28 } as any,
+    layer: layers,
+  });
 }

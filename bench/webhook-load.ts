@@ -8,7 +8,8 @@ export function makeDeliveries(events: number, perDelivery: number): string[] {
   const deliveries: string[] = [];
   for (let i = 0; i < events; i += perDelivery) {
     const txs = [];
-    for (let j = i; j < Math.min(events, i + perDelivery); j++) txs.push(rawTx(`sig-${j}`, 10_000 + j, [parlayCreated(j + 1, users[j % users.length], 10_000 + j)]));
+    for (let j = i; j < Math.min(events, i + perDelivery); j++)
+      txs.push(rawTx(`sig-${j}`, 10_000 + j, [parlayCreated(j + 1, users[j % users.length], 10_000 + j)]));
     deliveries.push(JSON.stringify(txs));
   }
   return deliveries;
@@ -18,15 +19,17 @@ export function makeDeliveries(events: number, perDelivery: number): string[] {
 export async function deliverAll(url: string, deliveries: string[], concurrency: number, secret = 'w'): Promise<number[]> {
   let next = 0;
   const latencies: number[] = [];
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < deliveries.length) {
-      const body = deliveries[next++];
-      const t0 = performance.now();
-      const r = await fetch(url, { method: 'POST', headers: { authorization: secret, 'content-type': 'application/json' }, body });
-      if (r.status !== 200) throw new Error(`delivery failed ${r.status} ${await r.text()}`);
-      await r.arrayBuffer();
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < deliveries.length) {
+        const body = deliveries[next++];
+        const t0 = performance.now();
+        const r = await fetch(url, { method: 'POST', headers: { authorization: secret, 'content-type': 'application/json' }, body });
+        if (r.status !== 200) throw new Error(`delivery failed ${r.status} ${await r.text()}`);
+        await r.arrayBuffer();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   return latencies;
 }

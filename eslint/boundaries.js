@@ -16,7 +16,8 @@ import path from 'node:path';
 const posix = (p) => p.split(path.sep).join('/');
 const noExt = (p) => p.replace(/\.(ts|mts|js|mjs)$/, '');
 const under = (file, prefix) => (prefix.endsWith('/') ? file.startsWith(prefix) : noExt(file) === noExt(prefix));
-const packageName = (spec) => (spec.startsWith('node:') ? 'node:*' : spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+const packageName = (spec) =>
+  spec.startsWith('node:') ? 'node:*' : spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
 
 export const boundaries = {
   meta: {

@@ -7,7 +7,13 @@ import { parseArgs } from 'node:util';
 import { Keypair } from '@solana/web3.js';
 import { signIn } from '../src/clob/sign-in.ts';
 
-export interface Fill { tradeId: string; orderId: string; role: 'MAKER' | 'TAKER'; amount: string; price: string }
+export interface Fill {
+  tradeId: string;
+  orderId: string;
+  role: 'MAKER' | 'TAKER';
+  amount: string;
+  price: string;
+}
 
 /** Keeps a wallet's fills from ledger messages; idempotent on replays, refuses gaps. */
 export class FillBook {
@@ -26,15 +32,32 @@ export class FillBook {
     if (msg.seq !== prev + 1) return false;
     this.last[topic] = msg.seq;
     // settlement news (trade_mined, trade_confirmed, trade_retrying, trade_failed): the trade's status
-    if (topic === 'ledger.trades' && msg.trade_id) { this.status.set(msg.trade_id, msg.status); return true; }
+    if (topic === 'ledger.trades' && msg.trade_id) {
+      this.status.set(msg.trade_id, msg.status);
+      return true;
+    }
     if (msg.type !== 'trade_matched') return true;
     this.status.set(msg.trade.id, msg.trade.status);
     const t = msg.trade;
     const me = this.wallet.toLowerCase();
     for (const m of t.maker_orders) {
-      if (m.owner.toLowerCase() === me) this.fills.set(`${t.id}:${m.order_id}`, { tradeId: t.id, orderId: m.order_id, role: 'MAKER', amount: m.matched_amount, price: m.price });
+      if (m.owner.toLowerCase() === me)
+        this.fills.set(`${t.id}:${m.order_id}`, {
+          tradeId: t.id,
+          orderId: m.order_id,
+          role: 'MAKER',
+          amount: m.matched_amount,
+          price: m.price,
+        });
     }
-    if (t.owner.toLowerCase() === me) this.fills.set(`${t.id}:${t.taker_order_id}`, { tradeId: t.id, orderId: t.taker_order_id, role: 'TAKER', amount: t.size, price: t.price });
+    if (t.owner.toLowerCase() === me)
+      this.fills.set(`${t.id}:${t.taker_order_id}`, {
+        tradeId: t.id,
+        orderId: t.taker_order_id,
+        role: 'TAKER',
+        amount: t.size,
+        price: t.price,
+      });
     return true;
   }
 }
@@ -46,12 +69,19 @@ async function main() {
   const book = new FillBook(kp.publicKey.toBase58());
   let lastId = '';
   for (;;) {
-    const tok = await fetch(`${values.url}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signIn(kp.publicKey.toBase58(), kp.secretKey)) }).then((r) => r.json());
+    const tok = await fetch(`${values.url}/v1/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(signIn(kp.publicKey.toBase58(), kp.secretKey)),
+    }).then((r) => r.json());
     const { sse } = await import('../test/helpers/sse.ts');
     const headers: Record<string, string> = { authorization: `Bearer ${tok.access_token}`, ...(lastId ? { 'last-event-id': lastId } : {}) };
     try {
       for await (const ev of sse(`${values.url}/v1/stream?market=${values.market}${lastId ? '' : '&from=beginning'}`, headers)) {
-        if (!book.apply(JSON.parse(ev.data))) { lastId = ''; break; } // a gap: replay from the start, idempotently
+        if (!book.apply(JSON.parse(ev.data))) {
+          lastId = '';
+          break;
+        } // a gap: replay from the start, idempotently
         lastId = ev.id ?? lastId;
         console.log(`fills: ${book.fills.size}`);
       }

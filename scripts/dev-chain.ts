@@ -19,7 +19,15 @@
 // Every command but serve takes --rpc URL (default: the one in the state file, else http://127.0.0.1:8899)
 // and --state FILE (default .cache/dev-chain.json), which holds the authority and mint-authority keys;
 // the order-book ones also --service URL (default: the node in the state file).
-import { Connection, Keypair, PublicKey, SendTransactionError, Transaction, sendAndConfirmTransaction, type TransactionInstruction } from '@solana/web3.js';
+import {
+  Connection,
+  Keypair,
+  PublicKey,
+  SendTransactionError,
+  Transaction,
+  sendAndConfirmTransaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -28,8 +36,15 @@ import { createDevMarket, fundWallet, giveTokens as giveDevTokens } from '../src
 import type { DevState } from '../src/dev/local-chain.ts';
 import { parseAllowanceArgs, runAllowance } from '../src/cli/allowance.ts';
 import {
-  claimParlayInstruction, createParlayInstruction, decodeParlayAccount, findConfigPda, findParlayPda, findVaultPda,
-  marketAddressFor, settleLegInstruction, voidParlayInstruction,
+  claimParlayInstruction,
+  createParlayInstruction,
+  decodeParlayAccount,
+  findConfigPda,
+  findParlayPda,
+  findVaultPda,
+  marketAddressFor,
+  settleLegInstruction,
+  voidParlayInstruction,
 } from '../src/chain/program.ts';
 
 const DEFAULT_STATE = '.cache/dev-chain.json';
@@ -39,12 +54,26 @@ type State = DevState;
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    rpc: { type: 'string' }, state: { type: 'string', default: DEFAULT_STATE }, port: { type: 'string', default: '8899' },
-    'slot-ms': { type: 'string' }, webhook: { type: 'string' }, 'webhook-auth': { type: 'string', default: '' },
-    out: { type: 'string' }, wallet: { type: 'string' }, user: { type: 'string' }, id: { type: 'string' }, stake: { type: 'string' },
-    leg: { type: 'string', multiple: true }, status: { type: 'string' }, amount: { type: 'string' },
-    sol: { type: 'string', default: '2' }, help: { type: 'boolean', short: 'h' },
-    service: { type: 'string' }, market: { type: 'string' }, question: { type: 'string' }, 'fee-bps': { type: 'string', default: '0' },
+    rpc: { type: 'string' },
+    state: { type: 'string', default: DEFAULT_STATE },
+    port: { type: 'string', default: '8899' },
+    'slot-ms': { type: 'string' },
+    webhook: { type: 'string' },
+    'webhook-auth': { type: 'string', default: '' },
+    out: { type: 'string' },
+    wallet: { type: 'string' },
+    user: { type: 'string' },
+    id: { type: 'string' },
+    stake: { type: 'string' },
+    leg: { type: 'string', multiple: true },
+    status: { type: 'string' },
+    amount: { type: 'string' },
+    sol: { type: 'string', default: '2' },
+    help: { type: 'boolean', short: 'h' },
+    service: { type: 'string' },
+    market: { type: 'string' },
+    question: { type: 'string' },
+    'fee-bps': { type: 'string', default: '0' },
     'platform-secret': { type: 'string' },
   },
 });
@@ -98,12 +127,15 @@ const need = (v: string | undefined, flag: string) => v ?? fail(`missing --${fla
 async function serve() {
   const { startLocalChain } = await import('../src/chain/local/index.ts');
   const chain = await startLocalChain({
-    port: Number(opts.port), slotMs: opts['slot-ms'] ? Number(opts['slot-ms']) : undefined,
+    port: Number(opts.port),
+    slotMs: opts['slot-ms'] ? Number(opts['slot-ms']) : undefined,
     webhooks: opts.webhook ? [{ url: opts.webhook, authorization: opts['webhook-auth']! }] : [],
   });
   const boot = await chain.bootstrap();
   const state: State = {
-    rpc: chain.url, authority: [...boot.authority.secretKey], mintAuthority: [...boot.mintAuthority.secretKey],
+    rpc: chain.url,
+    authority: [...boot.authority.secretKey],
+    mintAuthority: [...boot.mintAuthority.secretKey],
     collateralMint: boot.collateralMint.toBase58(),
   };
   writeJson(opts.state!, state);
@@ -119,7 +151,10 @@ async function serve() {
   process.on('SIGTERM', stop);
 }
 
-const walletKey = () => { const w = need(opts.wallet, 'wallet'); return existsSync(w) ? readKey(w).publicKey : new PublicKey(w); };
+const walletKey = () => {
+  const w = need(opts.wallet, 'wallet');
+  return existsSync(w) ? readKey(w).publicKey : new PublicKey(w);
+};
 
 async function fund() {
   const conn = connection();
@@ -144,7 +179,9 @@ async function getMarket(state: State) {
 async function createMarket() {
   const state = loadState();
   const market = await createDevMarket(connection(), state, service(state), {
-    question: opts.question, takerFeeBps: Number(opts['fee-bps']), platformJwtSecret: opts['platform-secret'] ?? process.env.PLATFORM_JWT_SECRET,
+    question: opts.question,
+    takerFeeBps: Number(opts['fee-bps']),
+    platformJwtSecret: opts['platform-secret'] ?? process.env.PLATFORM_JWT_SECRET,
   });
   console.log(JSON.stringify(market, null, 2));
   console.log(`market ${market.condition_id}: YES ${market.yes_token_id}, NO ${market.no_token_id} (mint authority: the dev delegate)`);
@@ -156,7 +193,10 @@ async function giveTokens() {
   const owner = walletKey();
   const market = await getMarket(state);
   await giveDevTokens(conn, state, owner, market, units(opts.amount ?? '100'));
-  for (const [name, mint] of [['YES', market.yes_token_id], ['NO', market.no_token_id]]) {
+  for (const [name, mint] of [
+    ['YES', market.yes_token_id],
+    ['NO', market.no_token_id],
+  ]) {
     const b = await conn.getTokenAccountBalance(getAssociatedTokenAddressSync(new PublicKey(mint), owner, true));
     console.log(`${owner.toBase58()}: ${b.value.uiAmountString} ${name}`);
   }
@@ -166,17 +206,30 @@ async function giveTokens() {
 async function approveAll() {
   const state = loadState();
   const rpc = opts.rpc ?? state.rpc;
-  await runAllowance(parseAllowanceArgs([
-    'set', '--keypair', need(opts.wallet, 'wallet'), '--rpc', rpc, '--service', service(state), '--market', need(opts.market, 'market'),
-    '--collateral-mint', state.collateralMint, // not only /v1/config's: it shows the mirrored mint a moment after the start
-    '--amount', opts.amount ?? 'max',
-  ]));
+  await runAllowance(
+    parseAllowanceArgs([
+      'set',
+      '--keypair',
+      need(opts.wallet, 'wallet'),
+      '--rpc',
+      rpc,
+      '--service',
+      service(state),
+      '--market',
+      need(opts.market, 'market'),
+      '--collateral-mint',
+      state.collateralMint, // not only /v1/config's: it shows the mirrored mint a moment after the start
+      '--amount',
+      opts.amount ?? 'max',
+    ]),
+  );
 }
 
 function parseLeg(text: string) {
   const [id, side, p] = text.split(':');
   const probability = Math.round(Number(p) * 1_000_000);
-  if (!id || !/^(yes|no)$/i.test(side ?? '') || !(probability > 0)) fail(`bad --leg ${text}; expected MARKET_ID:yes|no:PROBABILITY, e.g. 101:yes:0.5`);
+  if (!id || !/^(yes|no)$/i.test(side ?? '') || !(probability > 0))
+    fail(`bad --leg ${text}; expected MARKET_ID:yes|no:PROBABILITY, e.g. 101:yes:0.5`);
   return { marketId: BigInt(id), market: marketAddressFor(BigInt(id)), outcome: /^yes$/i.test(side) ? 0 : 1, probability };
 }
 
@@ -185,7 +238,19 @@ async function createParlay() {
   const user = readKey(need(opts.user, 'user'));
   const userToken = getAssociatedTokenAddressSync(new PublicKey(state.collateralMint), user.publicKey, true);
   const legs = (opts.leg ?? []).map(parseLeg);
-  await send(connection(), [createParlayInstruction({ user: user.publicKey, userToken, parlayId: BigInt(need(opts.id, 'id')), stake: units(need(opts.stake, 'stake')), legs })], [user]);
+  await send(
+    connection(),
+    [
+      createParlayInstruction({
+        user: user.publicKey,
+        userToken,
+        parlayId: BigInt(need(opts.id, 'id')),
+        stake: units(need(opts.stake, 'stake')),
+        legs,
+      }),
+    ],
+    [user],
+  );
 }
 
 async function settleLeg() {
@@ -196,7 +261,7 @@ async function settleLeg() {
   const legIndex = Number(opts.leg?.[0] ?? fail('missing --leg INDEX'));
   const legStatus = { won: 1, lost: 2, voided: 3 }[need(opts.status, 'status') as 'won'] ?? fail('--status is won, lost or voided');
   const acc = await conn.getAccountInfo(findParlayPda(parlayId));
-  const market = acc ? decodeParlayAccount(acc.data).legs[legIndex]?.market ?? PublicKey.default : PublicKey.default;
+  const market = acc ? (decodeParlayAccount(acc.data).legs[legIndex]?.market ?? PublicKey.default) : PublicKey.default;
   await send(conn, [settleLegInstruction({ resolver: authority.publicKey, parlayId, market, legIndex, legStatus })], [authority]);
 }
 
@@ -223,8 +288,13 @@ async function show() {
   if (!acc) fail('no such parlay');
   const p = decodeParlayAccount(acc.data);
   const status = ['active', 'won', 'lost', 'claimed', 'voided', 'refunded'][p.status];
-  console.log(JSON.stringify({ ...p, user: p.user.toBase58(), status, legs: p.legs.map((l) => ({ ...l, market: l.market.toBase58() })) },
-    (_, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
+  console.log(
+    JSON.stringify(
+      { ...p, user: p.user.toBase58(), status, legs: p.legs.map((l) => ({ ...l, market: l.market.toBase58() })) },
+      (_, v) => (typeof v === 'bigint' ? v.toString() : v),
+      2,
+    ),
+  );
 }
 
 async function vault() {
@@ -233,8 +303,17 @@ async function vault() {
   const cfg = await conn.getAccountInfo(findConfigPda());
   const balance = await conn.getTokenAccountBalance(findVaultPda());
   const c = cfg ? decodeConfig(cfg.data) : null;
-  console.log(JSON.stringify({ vault: findVaultPda().toBase58(), balance: balance.value.amount, config: c && { ...c, authority: c.authority.toBase58(), collateralMint: c.collateralMint.toBase58(), vault: c.vault.toBase58() } },
-    (_, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
+  console.log(
+    JSON.stringify(
+      {
+        vault: findVaultPda().toBase58(),
+        balance: balance.value.amount,
+        config: c && { ...c, authority: c.authority.toBase58(), collateralMint: c.collateralMint.toBase58(), vault: c.vault.toBase58() },
+      },
+      (_, v) => (typeof v === 'bigint' ? v.toString() : v),
+      2,
+    ),
+  );
 }
 
 function newWallet() {
@@ -245,12 +324,28 @@ function newWallet() {
 }
 
 const commands: Record<string, () => unknown> = {
-  serve, fund, 'new-wallet': newWallet, 'create-parlay': createParlay, 'settle-leg': settleLeg, claim, void: voidParlay, show, vault,
-  'create-market': createMarket, 'give-tokens': giveTokens, approve: approveAll,
+  serve,
+  fund,
+  'new-wallet': newWallet,
+  'create-parlay': createParlay,
+  'settle-leg': settleLeg,
+  claim,
+  void: voidParlay,
+  show,
+  vault,
+  'create-market': createMarket,
+  'give-tokens': giveTokens,
+  approve: approveAll,
 };
 const command = positionals[0];
 if (!command || opts.help || !commands[command]) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+  console.log(
+    readFileSync(new URL(import.meta.url), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('//'))
+      .map((l) => l.slice(3))
+      .join('\n'),
+  );
   process.exit(command && !opts.help ? 1 : 0);
 }
 await commands[command]();

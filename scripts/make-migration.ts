@@ -19,7 +19,13 @@ const r = await orm.migrator.create(new URL('../src/store/migrations', import.me
 console.log(r.fileName || '(no changes)', r.diff.up.length, 'statements');
 // Rewrite the list the ORM loads (src/store/migrations/index.ts).
 const dir = new URL('../src/store/migrations/', import.meta.url).pathname;
-const names = readdirSync(dir).filter((f) => /^Migration\d+\.ts$/.test(f)).map((f) => f.slice(0, -3)).sort();
-writeFileSync(`${dir}index.ts`, `// Every migration, in order. \`npm start\` applies the pending ones.\n${names.map((n) => `import { ${n} } from './${n}.ts';`).join('\n')}\n\nexport const migrationsList = [\n${names.map((n) => `  { name: '${n}', class: ${n} },`).join('\n')}\n];\n`);
+const names = readdirSync(dir)
+  .filter((f) => /^Migration\d+\.ts$/.test(f))
+  .map((f) => f.slice(0, -3))
+  .sort();
+writeFileSync(
+  `${dir}index.ts`,
+  `// Every migration, in order. \`npm start\` applies the pending ones.\n${names.map((n) => `import { ${n} } from './${n}.ts';`).join('\n')}\n\nexport const migrationsList = [\n${names.map((n) => `  { name: '${n}', class: ${n} },`).join('\n')}\n];\n`,
+);
 for (const f of readdirSync('.')) if (f.startsWith('.snapshot-')) rmSync(f);
 await orm.close();

@@ -29,14 +29,36 @@ if (!process.env.KAFKA_BROKERS) {
 // ava runs in its own process group, so that whatever a test leaves behind (a node process, a chain)
 // is reaped with it at the end.
 const child = spawn(process.execPath, [`${root}node_modules/ava/entrypoints/cli.mjs`, ...args], {
-  cwd: root, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+  cwd: root,
+  env: { ...process.env, FORCE_COLOR: '0' },
+  stdio: ['ignore', 'pipe', 'pipe'],
+  detached: true,
 });
 let out = '';
-child.stdout.on('data', (d) => { out += d; process.stdout.write(d); });
-child.stderr.on('data', (d) => { out += d; process.stderr.write(d); });
-const killGroup = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
+child.stdout.on('data', (d) => {
+  out += d;
+  process.stdout.write(d);
+});
+child.stderr.on('data', (d) => {
+  out += d;
+  process.stderr.write(d);
+});
+const killGroup = (signal) => {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    /* already gone */
+  }
+};
 // Its own group no longer hears the terminal: pass an interrupt on.
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { try { child.kill(sig); } catch { /* gone */ } });
+for (const sig of ['SIGINT', 'SIGTERM'])
+  process.on(sig, () => {
+    try {
+      child.kill(sig);
+    } catch {
+      /* gone */
+    }
+  });
 
 // A watchdog above ava's own inactivity timeout: past the deadline ava is interrupted (it then names
 // the tests still pending and exits), and killed 30 s later if it has not.
@@ -45,7 +67,11 @@ let overran = false;
 const watchdog = setTimeout(() => {
   overran = true;
   console.error(`\nthe test run passed its ${deadlineMin}-minute deadline (TEST_DEADLINE_MIN): interrupting ava`);
-  try { child.kill('SIGINT'); } catch { /* gone */ }
+  try {
+    child.kill('SIGINT');
+  } catch {
+    /* gone */
+  }
   setTimeout(() => killGroup('SIGKILL'), 30_000).unref();
 }, deadlineMin * 60_000);
 watchdog.unref();
@@ -58,11 +84,18 @@ killGroup('SIGKILL');
 
 if (startedKafka && !process.env.KEEP_KAFKA) sh('bash', ['deploy/kafka.sh', 'stop']);
 
-const count = (re) => { const m = re.exec(out); return m ? Number(m[1]) : 0; };
+const count = (re) => {
+  const m = re.exec(out);
+  return m ? Number(m[1]) : 0;
+};
 // ava's closing lines, or (when a run is cut short, e.g. a timeout) the ✔ / ✘ lines themselves.
 const lines = (re) => (out.match(re) ?? []).length;
 const passed = Math.max(count(/(\d+) tests? passed/), lines(/^\s*✔ /gm));
-const failed = Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/gm)) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/) + lines(/^\s*✘ Timed out/gm);
+const failed =
+  Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/gm)) +
+  count(/(\d+) uncaught exceptions?/) +
+  count(/(\d+) unhandled rejections?/) +
+  lines(/^\s*✘ Timed out/gm);
 const skipped = count(/(\d+) tests? skipped/);
 const exitFailed = (code !== 0 || overran) && failed === 0 ? 1 : failed;
 console.log(`\n${passed} passed, ${exitFailed} failed${skipped ? `, ${skipped} skipped` : ''}`);

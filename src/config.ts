@@ -35,7 +35,12 @@ const schema = z.object({
   RUNTIME_MAX_LIVE_ACTORS: z.coerce.number().int().min(1).max(10_000_000).default(2_000),
   RUNTIME_CHECKPOINT_BATCHES: z.coerce.number().int().min(1).max(1_000_000).default(20),
   RUNTIME_CHECKPOINT_MS: z.coerce.number().int().min(1).max(3_600_000).default(2_000),
-  RUNTIME_INBOX_RETENTION_MS: z.coerce.number().int().min(1_000).max(30 * 86_400_000).default(900_000),
+  RUNTIME_INBOX_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(30 * 86_400_000)
+    .default(900_000),
   RUNTIME_INBOX_PRUNE_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   NODE_ID: z.string().optional(),
   PLATFORM_JWT_SECRET: z.string().optional(),
@@ -54,8 +59,18 @@ const schema = z.object({
   CLOB_SETTLEMENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(5),
   CLOB_SETTLEMENT_CU_PRICE: z.coerce.number().int().min(0).max(1_000_000_000).default(1000),
   CLOB_SETTLEMENT_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(250),
-  WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(16 * 1024),
-  WS_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(1024 * 1024),
+  WS_MAX_PAYLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(256)
+    .max(1024 * 1024)
+    .default(16 * 1024),
+  WS_MAX_BUFFERED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(1024 * 1024),
   WS_MAX_ASSETS: z.coerce.number().int().min(1).max(100_000).default(500),
   WS_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().min(1).max(1_000_000).default(100),
   WS_MESSAGES_PER_SEC: z.coerce.number().int().min(1).max(1_000_000).default(50),
@@ -71,8 +86,18 @@ const schema = z.object({
   CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
   CLOB_MAX_OPEN_ORDERS_PER_MARKET: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   TRUST_PROXY: z.enum(['0', '1']).default('0'),
-  HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(128 * 1024),
-  WEBHOOK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(4 * 1024 * 1024),
+  HTTP_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(128 * 1024),
+  WEBHOOK_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
   HTTP_JSON_MAX_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
   RATE_LIMIT_IP_PER_SEC: z.coerce.number().min(0).default(10_000),
   RATE_LIMIT_IP_BURST: z.coerce.number().int().min(1).default(20_000),
@@ -85,7 +110,10 @@ const schema = z.object({
   LOCAL_CHAIN: z.enum(['0', '1']).optional(),
   LOCAL_CHAIN_PORT: z.coerce.number().int().min(0).max(65535).default(8899),
   // Test and operations switches (chaos tests, log replays); not for production use.
-  RUNTIME_CRASH_POINT: z.string().regex(/^(before|after)-commit:\d+$/).optional(),
+  RUNTIME_CRASH_POINT: z
+    .string()
+    .regex(/^(before|after)-commit:\d+$/)
+    .optional(),
   SETTLEMENT_CRASH_POINT: z.string().max(100).optional(),
   CLOB_BOOK_CLOCK: z.enum(['0', '1']).default('1'),
 });
@@ -152,8 +180,16 @@ export interface Config {
   askTimeoutMs: number;
   /** WebSocket channels (src/ws/, docs/ws.md): per-connection bounds, heartbeats, the feed's ring and tail. */
   ws: {
-    maxPayloadBytes: number; maxBufferedBytes: number; maxAssets: number; maxConnectionsPerIp: number; messagesPerSecond: number;
-    pingMs: number; idleTimeoutMs: number; ringSize: number; lingerMs: number; pollMs: number;
+    maxPayloadBytes: number;
+    maxBufferedBytes: number;
+    maxAssets: number;
+    maxConnectionsPerIp: number;
+    messagesPerSecond: number;
+    pingMs: number;
+    idleTimeoutMs: number;
+    ringSize: number;
+    lingerMs: number;
+    pollMs: number;
   };
   /** The HTTP edge: trusted proxy headers, body bounds, rate limits (src/http/edge.ts). */
   http: {
@@ -166,7 +202,11 @@ export interface Config {
     /** Most nesting levels of a JSON body. */
     jsonMaxDepth: number;
     /** Token buckets per node: rate per second (0: off) and burst. */
-    rateLimits: { ip: { perSecond: number; burst: number }; wallet: { perSecond: number; burst: number }; signIn: { perSecond: number; burst: number } };
+    rateLimits: {
+      ip: { perSecond: number; burst: number };
+      wallet: { perSecond: number; burst: number };
+      signIn: { perSecond: number; burst: number };
+    };
   };
   logLevel: string;
   /** Start the local chain beside the service (development without SOLANA_RPC_URL). */
@@ -203,7 +243,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // A cluster's nodes must agree on every secret: one generated per node would make a token
     // issued by one node fail on the next.
     const missing = SHARED_IN_CLUSTER.filter((k) => !e[k]);
-    if (missing.length) throw new ConfigError(`a cluster (KAFKA_BROKERS set) needs the same values on every node for: ${missing.join(', ')}`);
+    if (missing.length)
+      throw new ConfigError(`a cluster (KAFKA_BROKERS set) needs the same values on every node for: ${missing.join(', ')}`);
   }
   const dev = (name: string) => randomBytes(32).toString('hex') + `-${name}`;
   return {
@@ -212,8 +253,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: e.HOST,
     databaseUrl: e.DATABASE_URL || undefined,
     // The development local chain lives in memory: its mirror gets a database of its own, started afresh.
-    dataDir: e.DATA_DIR ?? (!prod && !e.SOLANA_RPC_URL && e.LOCAL_CHAIN !== '0' ? `./data/${e.APP_ENV}/local-chain` : `./data/${e.APP_ENV}`),
-    kafkaBrokers: e.KAFKA_BROKERS ? e.KAFKA_BROKERS.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    dataDir:
+      e.DATA_DIR ?? (!prod && !e.SOLANA_RPC_URL && e.LOCAL_CHAIN !== '0' ? `./data/${e.APP_ENV}/local-chain` : `./data/${e.APP_ENV}`),
+    kafkaBrokers: e.KAFKA_BROKERS
+      ? e.KAFKA_BROKERS.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined,
     groupId: e.KAFKA_GROUP,
     topicPrefix: e.TOPIC_PREFIX,
     partitions: e.TOPIC_PARTITIONS,
@@ -250,9 +296,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     ws: {
-      maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES, maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES, maxAssets: e.WS_MAX_ASSETS,
-      maxConnectionsPerIp: e.WS_MAX_CONNECTIONS_PER_IP, messagesPerSecond: e.WS_MESSAGES_PER_SEC, pingMs: e.WS_PING_MS,
-      idleTimeoutMs: e.WS_IDLE_TIMEOUT_MS, ringSize: e.WS_RING_MESSAGES, lingerMs: e.WS_MARKET_LINGER_MS, pollMs: e.WS_POLL_MS,
+      maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
+      maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
+      maxAssets: e.WS_MAX_ASSETS,
+      maxConnectionsPerIp: e.WS_MAX_CONNECTIONS_PER_IP,
+      messagesPerSecond: e.WS_MESSAGES_PER_SEC,
+      pingMs: e.WS_PING_MS,
+      idleTimeoutMs: e.WS_IDLE_TIMEOUT_MS,
+      ringSize: e.WS_RING_MESSAGES,
+      lingerMs: e.WS_MARKET_LINGER_MS,
+      pollMs: e.WS_POLL_MS,
     },
     http: {
       trustProxy: e.TRUST_PROXY === '1',

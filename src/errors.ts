@@ -11,7 +11,12 @@ export type ErrorKind =
   | 'upstream'; // a dependency answered with a failure (the chain's RPC)
 
 export class DomainError extends Error {
-  constructor(readonly kind: ErrorKind, readonly code: string, message: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    readonly kind: ErrorKind,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }
@@ -19,5 +24,6 @@ export class DomainError extends Error {
 export const invalid = (code: string, message: string, extra?: Record<string, unknown>) => new DomainError('invalid', code, message, extra);
 export const notFound = (message = 'not found', code = 'not_found') => new DomainError('not_found', code, message);
 export const conflict = (code: string, message: string) => new DomainError('conflict', code, message);
-export const unavailable = (code: string, message: string, extra?: Record<string, unknown>) => new DomainError('unavailable', code, message, extra);
+export const unavailable = (code: string, message: string, extra?: Record<string, unknown>) =>
+  new DomainError('unavailable', code, message, extra);
 export const upstream = (code: string, message: string) => new DomainError('upstream', code, message);

@@ -18,7 +18,11 @@ export class Lifecycle {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const { name, stop } of this.stops.reverse()) {
-        try { await stop(); } catch (err) { this.log.error({ err, part: name }, 'stopping a part failed'); }
+        try {
+          await stop();
+        } catch (err) {
+          this.log.error({ err, part: name }, 'stopping a part failed');
+        }
       }
     })();
     return this.closing;

@@ -4,7 +4,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-export interface RequestContext { reqId: string }
+export interface RequestContext {
+  reqId: string;
+}
 
 export const requestContext = new AsyncLocalStorage<RequestContext>();
 

@@ -43,7 +43,15 @@ export interface NodeOptions {
 }
 
 export interface ServiceNode {
-  url: string; port: number; config: Config; orm: Orm; bus: Bus; runtime: Runtime; asker: Asker; parlays: ParlayService; log: Logger;
+  url: string;
+  port: number;
+  config: Config;
+  orm: Orm;
+  bus: Bus;
+  runtime: Runtime;
+  asker: Asker;
+  parlays: ParlayService;
+  log: Logger;
   /** The Koa app (its routers: src/http/openapi.ts routersOf). */
   app: ReturnType<typeof buildApp>;
   /** The WebSocket channels (docs/ws.md) and the feed behind them. */
@@ -60,7 +68,10 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
   await assertPortFree(cfg.port, cfg.host);
   const log = opts.log ?? createLogger({ level: cfg.logLevel, nodeId: cfg.nodeId });
   const life = new Lifecycle(log);
-  if (!cfg.databaseUrl && cfg.dataDir !== 'memory://') { const lock = lockDataDir(cfg.dataDir); life.defer('data directory lock', () => lock.release()); }
+  if (!cfg.databaseUrl && cfg.dataDir !== 'memory://') {
+    const lock = lockDataDir(cfg.dataDir);
+    life.defer('data directory lock', () => lock.release());
+  }
   try {
     return await compose(cfg, opts, log, life);
   } catch (e) {
@@ -72,13 +83,23 @@ export async function startNode(cfg: Config, opts: NodeOptions = {}): Promise<Se
 async function compose(cfg: Config, opts: NodeOptions, log: Logger, life: Lifecycle): Promise<ServiceNode> {
   const metrics = createMetrics(cfg.nodeId);
   const devChain = cfg.localChain && opts.chain === undefined && cfg.env === 'development';
-  const infra = await openInfrastructure(cfg, { bus: opts.bus, freshLocalChain: devChain && !cfg.databaseUrl && cfg.dataDir.endsWith('/local-chain'), log, life });
+  const infra = await openInfrastructure(cfg, {
+    bus: opts.bus,
+    freshLocalChain: devChain && !cfg.databaseUrl && cfg.dataDir.endsWith('/local-chain'),
+    log,
+    life,
+  });
   // Set once the order book is composed (below); commits before that have nothing to wake.
   // eslint-disable-next-line prefer-const -- assigned after the runtime it listens to has started
   let clob: Awaited<ReturnType<typeof clobModule>> | undefined;
   const { runtime, asker } = await startRuntime(cfg, infra, {
-    kinds: [...parlayModuleKinds(infra), ...clobModuleKinds(infra)], log, metrics, life,
-    onCommitted: (topic) => { if (topic !== infra.topics.parlay) clob?.wake(); }, // parlay batches write no outbox or ledger
+    kinds: [...parlayModuleKinds(infra), ...clobModuleKinds(infra)],
+    log,
+    metrics,
+    life,
+    onCommitted: (topic) => {
+      if (topic !== infra.topics.parlay) clob?.wake();
+    }, // parlay batches write no outbox or ledger
   });
   const pruner = new InboxPruner(infra.db, { ...cfg.inbox, log });
   pruner.start();
@@ -90,29 +111,76 @@ async function compose(cfg: Config, opts: NodeOptions, log: Logger, life: Lifecy
   const templates = templatesModule(cfg, infra, { quote: (id) => clob!.service.quote(id) });
   const edge = edgeFrom(cfg.http);
   let closed = false;
-  const health = healthRoutes({
-    database: async () => { await infra.db().execute('select 1'); },
-    [cfg.kafkaBrokers ? 'kafka' : 'bus']: async () => { await infra.bus.ping?.(); if (!runtime.hasJoined) throw new Error('not in the consumer group yet'); },
-    rpc: async () => { const c = chain(); if (!c) return 'not configured'; await c.ping(); },
-  }, metrics.registry, { closing: () => closed });
-  const app = buildApp([health, ...parlay.routes(edge), ...clob.routes(edge, (id) => templates.service.marketChanged(id)), ...templates.routes(edge)], log, metrics.observeHttp, edge);
+  const health = healthRoutes(
+    {
+      database: async () => {
+        await infra.db().execute('select 1');
+      },
+      [cfg.kafkaBrokers ? 'kafka' : 'bus']: async () => {
+        await infra.bus.ping?.();
+        if (!runtime.hasJoined) throw new Error('not in the consumer group yet');
+      },
+      rpc: async () => {
+        const c = chain();
+        if (!c) return 'not configured';
+        await c.ping();
+      },
+    },
+    metrics.registry,
+    { closing: () => closed },
+  );
+  const app = buildApp(
+    [health, ...parlay.routes(edge), ...clob.routes(edge, (id) => templates.service.marketChanged(id)), ...templates.routes(edge)],
+    log,
+    metrics.observeHttp,
+    edge,
+  );
   const server = await listen(app, cfg);
-  life.defer('http server', () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections?.(); }));
+  life.defer(
+    'http server',
+    () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections?.();
+      }),
+  );
   const ws = clob.listening(server);
-  metrics.attachWs({ connections: () => ws.byChannel(), sent: () => ws.sent, dropped: () => ws.dropped, resumes: () => clob!.feed.resumes });
+  metrics.attachWs({
+    connections: () => ws.byChannel(),
+    sent: () => ws.sent,
+    dropped: () => ws.dropped,
+    resumes: () => clob!.feed.resumes,
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
   if (devChain) await startDevChainModule(cfg, { url, mirror: parlay.service, delegate: settlement.key, log, life });
   await settlement.start(url, clob.collateralMint);
   return {
-    url, port: Number(new URL(url).port), config: cfg, orm: infra.orm, bus: infra.bus, runtime, asker, parlays: parlay.service, log, app, ws, feed: clob.feed,
-    close: async () => { closed = true; await life.close(); },
+    url,
+    port: Number(new URL(url).port),
+    config: cfg,
+    orm: infra.orm,
+    bus: infra.bus,
+    runtime,
+    asker,
+    parlays: parlay.service,
+    log,
+    app,
+    ws,
+    feed: clob.feed,
+    close: async () => {
+      closed = true;
+      await life.close();
+    },
   };
 }
 
 function listen(app: ReturnType<typeof buildApp>, cfg: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const s = app.listen(cfg.port, cfg.host, () => { s.keepAliveTimeout = 65_000; resolve(s); });
+    const s = app.listen(cfg.port, cfg.host, () => {
+      s.keepAliveTimeout = 65_000;
+      resolve(s);
+    });
     s.once('error', (e) => reject(listenError(e, cfg.port, cfg.host)));
   });
 }

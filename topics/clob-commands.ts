@@ -28,17 +28,29 @@ export type SettlementStatus = z.infer<typeof settlementStatus>;
  *  A BUY's signed makerAmount is price × size / 1e6 exactly (the edge accepts exact prices only).
  *  `expiration`: unix seconds, 0 = none; `createdAt`: ms. */
 export const orderInput = z.object({
-  hash: z.string().regex(/^0x[0-9a-f]{64}$/), maker: z.string().min(1), tokenId: z.string().min(1), side,
-  price: z.number().int().min(0).max(1_000_000), size: big, feeRateBps: z.number().int().min(0).max(65_535),
-  expiration: z.number().int().nonnegative(), orderType, createdAt: now,
+  hash: z.string().regex(/^0x[0-9a-f]{64}$/),
+  maker: z.string().min(1),
+  tokenId: z.string().min(1),
+  side,
+  price: z.number().int().min(0).max(1_000_000),
+  size: big,
+  feeRateBps: z.number().int().min(0).max(65_535),
+  expiration: z.number().int().nonnegative(),
+  orderType,
+  createdAt: now,
 });
 
 /** The market as the catalog sends it (tick_size and min_size are decimal token units; start_time
  *  ISO 8601, ms since the epoch, or null). */
 export const marketInput = z.object({
-  condition_id: z.string(), yes_token_id: z.string(), no_token_id: z.string(), tick_size: z.union([z.string(), z.number()]).optional(),
-  min_size: z.union([z.string(), z.number()]).optional(), taker_fee_bps: z.number().int().optional(),
-  start_time: z.union([z.string(), z.number()]).nullable().optional(), delay_ms: z.number().int().optional(),
+  condition_id: z.string(),
+  yes_token_id: z.string(),
+  no_token_id: z.string(),
+  tick_size: z.union([z.string(), z.number()]).optional(),
+  min_size: z.union([z.string(), z.number()]).optional(),
+  taker_fee_bps: z.number().int().optional(),
+  start_time: z.union([z.string(), z.number()]).nullable().optional(),
+  delay_ms: z.number().int().optional(),
   status: marketStatus.optional(),
 });
 
@@ -47,7 +59,10 @@ export type MarketInput = z.output<typeof marketInput>;
 
 export const configureMarket = z.object({ type: z.literal('ConfigureMarket'), market: marketInput, now: now.optional() });
 export const placeOrder = z.object({
-  type: z.literal('PlaceOrder'), order: orderInput, now, mintMerge: z.boolean(),
+  type: z.literal('PlaceOrder'),
+  order: orderInput,
+  now,
+  mintMerge: z.boolean(),
   /** Price micro-units, e.g. 0.02 → 20_000: how far the fill price may drift from the reference
    *  price (the best opposite price when the order arrived, the taker's own orders included). */
   distortionBound: z.number().int().min(0).max(1_000_000),
@@ -66,25 +81,58 @@ export const placeOrder = z.object({
   maxOpenOrders: z.number().int().min(1).max(1_000_000).optional(),
 });
 /** reason: 'user' (default) or e.g. 'heartbeat_timeout' (cancel-on-disconnect); carried by OrderCancelled. */
-export const cancelOrders = z.object({ type: z.literal('CancelOrders'), owner: z.string().min(1), orderIds: z.array(z.string()).max(10_000).optional(), all: z.boolean().optional(), assetId: z.string().optional(), now, reason: z.string().max(64).optional() });
-export const invalidateOrders = z.object({ type: z.literal('InvalidateOrders'), orderIds: z.array(z.string()).max(10_000), reason: z.string().max(200), tradeId: z.string(), now: now.optional() });
+export const cancelOrders = z.object({
+  type: z.literal('CancelOrders'),
+  owner: z.string().min(1),
+  orderIds: z.array(z.string()).max(10_000).optional(),
+  all: z.boolean().optional(),
+  assetId: z.string().optional(),
+  now,
+  reason: z.string().max(64).optional(),
+});
+export const invalidateOrders = z.object({
+  type: z.literal('InvalidateOrders'),
+  orderIds: z.array(z.string()).max(10_000),
+  reason: z.string().max(200),
+  tradeId: z.string(),
+  now: now.optional(),
+});
 export const expire = z.object({ type: z.literal('Expire'), now });
 export const startGame = z.object({ type: z.literal('StartGame'), now });
 export const releaseDelayed = z.object({ type: z.literal('ReleaseDelayed'), now });
 /** The settlement executor's status of a trade (issue 5). */
 export const updateTrade = z.object({
-  type: z.literal('UpdateTrade'), tradeId: z.string().min(1).max(300), status: settlementStatus, now,
-  transactionHash: z.string().max(128).optional(), attempt: z.number().int().min(0).max(1000).optional(), reason: z.string().max(500).optional(),
+  type: z.literal('UpdateTrade'),
+  tradeId: z.string().min(1).max(300),
+  status: settlementStatus,
+  now,
+  transactionHash: z.string().max(128).optional(),
+  attempt: z.number().int().min(0).max(1000).optional(),
+  reason: z.string().max(500).optional(),
 });
 // Reads through the actor (book-only routes): no events.
-export const readOrders = z.object({ type: z.literal('ReadOrders'), owner: z.string().min(1), assetId: z.string().optional(), orderId: z.string().optional() });
+export const readOrders = z.object({
+  type: z.literal('ReadOrders'),
+  owner: z.string().min(1),
+  assetId: z.string().optional(),
+  orderId: z.string().optional(),
+});
 export const readQuote = z.object({ type: z.literal('ReadQuote'), mintMerge: z.boolean().optional() });
 /** The public book (/v1/book): aggregated levels of both outcome views, the book's seq, the last trade. */
 export const readBook = z.object({ type: z.literal('ReadBook'), mintMerge: z.boolean() });
 
 export const bookCommand = z.discriminatedUnion('type', [
-  configureMarket, placeOrder, cancelOrders, invalidateOrders, expire, startGame, releaseDelayed, updateTrade,
-  readOrders, readQuote, readBook,
+  configureMarket,
+  placeOrder,
+  cancelOrders,
+  invalidateOrders,
+  expire,
+  startGame,
+  releaseDelayed,
+  updateTrade,
+  readOrders,
+  readQuote,
+  readBook,
 ]);
 
 /** Any command on the topic as a sender writes it. */
@@ -107,10 +155,20 @@ export type UpdateTrade = z.output<typeof updateTrade>;
 // ---- replies (as the book decides them; over the bus a bigint arrives as its decimal string) ----
 
 export type RejectCode =
-  | 'INVALID_ORDER' | 'INVALID_TICK_SIZE' | 'INVALID_MIN_SIZE' | 'FEE_RATE_TOO_LOW' | 'FOK_NOT_FILLED'
-  | 'ORDER_EXPIRED' | 'MARKET_CLOSED' | 'MARKET_NOT_FOUND' | 'DUPLICATE_ORDER';
+  | 'INVALID_ORDER'
+  | 'INVALID_TICK_SIZE'
+  | 'INVALID_MIN_SIZE'
+  | 'FEE_RATE_TOO_LOW'
+  | 'FOK_NOT_FILLED'
+  | 'ORDER_EXPIRED'
+  | 'MARKET_CLOSED'
+  | 'MARKET_NOT_FOUND'
+  | 'DUPLICATE_ORDER';
 
-export interface Rejection { error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND'; message: string }
+export interface Rejection {
+  error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND';
+  message: string;
+}
 
 /** The market as the book keeps it. */
 export interface Market {
@@ -149,12 +207,27 @@ export type PlaceReply = PlaceAccepted | Rejection;
 
 export type CancelReason = 'order not found' | 'already filled' | 'already cancelled' | 'not yours';
 /** not_canceled (and ReleaseReply.replies) are null-prototype objects keyed by order hash. */
-export interface CancelReply { canceled: string[]; not_canceled: Record<string, CancelReason> }
-export interface InvalidateReply { invalidated: string[]; not_found: string[] }
-export interface EjectReply { ejected: string[] }
-export interface ReleaseReply { released: string[]; replies: Record<string, PlaceReply> }
+export interface CancelReply {
+  canceled: string[];
+  not_canceled: Record<string, CancelReason>;
+}
+export interface InvalidateReply {
+  invalidated: string[];
+  not_found: string[];
+}
+export interface EjectReply {
+  ejected: string[];
+}
+export interface ReleaseReply {
+  released: string[];
+  replies: Record<string, PlaceReply>;
+}
 export type ConfigureReply = { ok: true; market: Market } | Rejection;
-export interface UpdateTradeReply { ok: true; trade_id: string; status: SettlementStatus }
+export interface UpdateTradeReply {
+  ok: true;
+  trade_id: string;
+  status: SettlementStatus;
+}
 
 /** A book-form order (contracts/clob.md, Reads), amounts in micro-units, price in micro. */
 export interface OrderView {
@@ -174,8 +247,17 @@ export interface OrderView {
   status: 'LIVE' | 'DELAYED';
 }
 
-export interface Quote { price: number; size: bigint }
-export interface LastTrade { asset_id: string; side: Side; price: number; size: bigint; match_time: number }
+export interface Quote {
+  price: number;
+  size: bigint;
+}
+export interface LastTrade {
+  asset_id: string;
+  side: Side;
+  price: number;
+  size: bigint;
+  match_time: number;
+}
 /** Best bid and ask of each outcome; `yesMintMerge`: the YES quote as a taker meets it with
  *  mint/merge matching on (asked with `mintMerge`). */
 export interface QuoteReply {
@@ -185,9 +267,17 @@ export interface QuoteReply {
   yesMintMerge?: { bid: Quote | null; ask: Quote | null };
 }
 /** An outcome's aggregated levels, sizes as decimal strings: bids best first, asks best first. */
-export interface BookLevels { bids: [price: number, size: string][]; asks: [price: number, size: string][] }
+export interface BookLevels {
+  bids: [price: number, size: string][];
+  asks: [price: number, size: string][];
+}
 /** Both outcome views of the book (null before the market is configured), its seq and last trade. */
-export interface BookView { seq: number; yes: BookLevels | null; no: BookLevels | null; last: LastTrade | null }
+export interface BookView {
+  seq: number;
+  yes: BookLevels | null;
+  no: BookLevels | null;
+  last: LastTrade | null;
+}
 
 /** The reply to each command type. */
 export interface BookReplies {
@@ -206,4 +296,7 @@ export interface BookReplies {
 export type BookReply = BookReplies[BookCommand['type']];
 
 /** The topic as a typed channel: what senders write and what each command type answers. */
-export interface BookProtocol { cmd: BookCommandInput; replies: BookReplies }
+export interface BookProtocol {
+  cmd: BookCommandInput;
+  replies: BookReplies;
+}

@@ -12,20 +12,49 @@ const side = z.enum(['BUY', 'SELL']);
 const outcome = z.enum(['YES', 'NO']);
 
 export const ledgerOrder = z.object({
-  id: z.string(), owner: z.string(), asset_id: z.string(), side, outcome, price: dec, original_size: dec, size_matched: dec,
-  status: z.enum(['LIVE', 'MATCHED', 'DELAYED']), type: z.enum(['GTC', 'FOK', 'GTD']), expiration: z.string(), created_at: unixSeconds,
+  id: z.string(),
+  owner: z.string(),
+  asset_id: z.string(),
+  side,
+  outcome,
+  price: dec,
+  original_size: dec,
+  size_matched: dec,
+  status: z.enum(['LIVE', 'MATCHED', 'DELAYED']),
+  type: z.enum(['GTC', 'FOK', 'GTD']),
+  expiration: z.string(),
+  created_at: unixSeconds,
   associate_trades: z.array(z.string()),
 });
 
 export const ledgerMakerOrder = z.object({
-  order_id: z.string(), owner: z.string(), maker_address: z.string(), matched_amount: dec, price: dec, fee_rate_bps: z.string(),
-  asset_id: z.string(), outcome, side,
+  order_id: z.string(),
+  owner: z.string(),
+  maker_address: z.string(),
+  matched_amount: dec,
+  price: dec,
+  fee_rate_bps: z.string(),
+  asset_id: z.string(),
+  outcome,
+  side,
 });
 
 export const ledgerTrade = z.object({
-  id: z.string(), taker_order_id: z.string(), market: z.string(), asset_id: z.string(), side, size: dec, price: dec,
-  fee_rate_bps: z.string(), status: z.literal('MATCHED'), match_type: z.enum(['COMPLEMENTARY', 'MINT', 'MERGE']), match_time: unixSeconds,
-  owner: z.string(), maker_address: z.string(), transaction_hash: z.string(), maker_orders: z.array(ledgerMakerOrder),
+  id: z.string(),
+  taker_order_id: z.string(),
+  market: z.string(),
+  asset_id: z.string(),
+  side,
+  size: dec,
+  price: dec,
+  fee_rate_bps: z.string(),
+  status: z.literal('MATCHED'),
+  match_type: z.enum(['COMPLEMENTARY', 'MINT', 'MERGE']),
+  match_time: unixSeconds,
+  owner: z.string(),
+  maker_address: z.string(),
+  transaction_hash: z.string(),
+  maker_orders: z.array(ledgerMakerOrder),
 });
 
 const orderEnd = { order_id: z.string(), owner: z.string(), size_matched: dec };
@@ -37,10 +66,22 @@ export const ledgerOrdersMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('order_updated'), ...orderEnd, status: z.enum(['LIVE', 'MATCHED']), trade_id: z.string() }),
   z.object({ type: z.literal('order_cancelled'), ...orderEnd, status: z.literal('CANCELED'), reason: z.string().nullable() }),
   z.object({ type: z.literal('order_ejected'), ...orderEnd, status: z.enum(['EXPIRED', 'EJECTED']), reason: z.string().nullable() }),
-  z.object({ type: z.literal('order_invalidated'), ...orderEnd, status: z.literal('INVALIDATED'), reason: z.string().nullable(), trade_id: z.string().optional() }),
+  z.object({
+    type: z.literal('order_invalidated'),
+    ...orderEnd,
+    status: z.literal('INVALIDATED'),
+    reason: z.string().nullable(),
+    trade_id: z.string().optional(),
+  }),
 ]);
 
-const tradeNews = { trade_id: z.string(), transaction_hash: z.string(), attempt: z.number().int().optional(), reason: z.string().optional(), last_update: unixSeconds };
+const tradeNews = {
+  trade_id: z.string(),
+  transaction_hash: z.string(),
+  attempt: z.number().int().optional(),
+  reason: z.string().optional(),
+  last_update: unixSeconds,
+};
 
 /** `ledger.trades` payloads, by type. */
 export const ledgerTradesMessage = z.discriminatedUnion('type', [
@@ -69,4 +110,6 @@ export function ledgerWire(r: { market: string; seq: number | string; at: string
 }
 
 /** What the settlement executor needs of a `trade_matched` (read leniently: a ledger written before a field was added still counts). */
-export const tradeMatchedRef = ledgerEnvelope.pick({ market: true }).extend({ type: z.literal('trade_matched'), trade: z.object({ id: z.string().min(1) }) });
+export const tradeMatchedRef = ledgerEnvelope
+  .pick({ market: true })
+  .extend({ type: z.literal('trade_matched'), trade: z.object({ id: z.string().min(1) }) });

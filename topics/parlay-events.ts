@@ -41,37 +41,64 @@ export const legInput = z.object({
 
 export const parlayCommand = z.discriminatedUnion('type', [
   z.object({
-    type: z.literal('ParlayCreated'), ...observed,
-    parlayId: amount, user: pubkey, stake: amount, combinedProbability: amount,
-    potentialPayout: amount, legs: z.array(legInput).min(1).max(64), createdAt: z.number().int(),
+    type: z.literal('ParlayCreated'),
+    ...observed,
+    parlayId: amount,
+    user: pubkey,
+    stake: amount,
+    combinedProbability: amount,
+    potentialPayout: amount,
+    legs: z.array(legInput).min(1).max(64),
+    createdAt: z.number().int(),
   }),
   z.object({
-    type: z.literal('LegSettled'), ...observed,
-    parlayId: amount, legIndex: z.number().int().min(0), marketId: amount, legStatus: z.number().int().min(0).max(3),
-    parlayStatus: z.number().int().min(0).max(5), legsWon: z.number().int().min(0), legsLost: z.number().int().min(0),
-    legsResolved: z.number().int().min(0), actualPayout: amount, settledAt: z.number().int(),
+    type: z.literal('LegSettled'),
+    ...observed,
+    parlayId: amount,
+    legIndex: z.number().int().min(0),
+    marketId: amount,
+    legStatus: z.number().int().min(0).max(3),
+    parlayStatus: z.number().int().min(0).max(5),
+    legsWon: z.number().int().min(0),
+    legsLost: z.number().int().min(0),
+    legsResolved: z.number().int().min(0),
+    actualPayout: amount,
+    settledAt: z.number().int(),
   }),
   z.object({ type: z.literal('ParlayClaimed'), ...observed, parlayId: amount, user: pubkey, amount, claimedAt: z.number().int() }),
   z.object({ type: z.literal('ParlayVoided'), ...observed, parlayId: amount, refund: amount, voidedAt: z.number().int() }),
 ]);
 
 export const configFields = z.object({
-  authority: pubkey, collateralMint: pubkey, vault: pubkey, maxLegs: z.number().int(),
-  minStake: amount, maxStake: amount, maxPayoutCap: amount, exposureRatioBps: z.number().int(),
-  houseEdgeBps: z.number().int(), paused: z.boolean(),
+  authority: pubkey,
+  collateralMint: pubkey,
+  vault: pubkey,
+  maxLegs: z.number().int(),
+  minStake: amount,
+  maxStake: amount,
+  maxPayoutCap: amount,
+  exposureRatioBps: z.number().int(),
+  houseEdgeBps: z.number().int(),
+  paused: z.boolean(),
 });
 
 /** A mirrored value with the position of the observation it comes from. */
 const observedAmount = z.object({ v: amount, pos });
 
 export const vaultValues = z.object({
-  balance: observedAmount.optional(), totalStaked: observedAmount.optional(),
-  totalPaidOut: observedAmount.optional(), totalExposure: observedAmount.optional(),
+  balance: observedAmount.optional(),
+  totalStaked: observedAmount.optional(),
+  totalPaidOut: observedAmount.optional(),
+  totalExposure: observedAmount.optional(),
 });
 
 export const vaultPatchFields = z.object({
-  vaultAddress: z.string().optional(), maxLegs: z.number().int().optional(), maxPayoutCap: amount.optional(),
-  minStake: amount.optional(), maxStake: amount.optional(), isActive: z.boolean().optional(),
+  vaultAddress: z.string().optional(),
+  maxLegs: z.number().int().optional(),
+  maxPayoutCap: amount.optional(),
+  minStake: amount.optional(),
+  maxStake: amount.optional(),
+  isActive: z.boolean().optional(),
 });
 
 export const vaultCommand = z.discriminatedUnion('type', [

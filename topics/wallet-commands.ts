@@ -13,7 +13,15 @@ const balance = z.object({ amount, slot: z.number().int().nonnegative() });
 
 export const walletCommand = z.discriminatedUnion('type', [
   /** Holds `amount` of `asset` for an order until it is confirmed resting, released, or its hold lapses. */
-  z.object({ type: z.literal('Reserve'), orderId: z.string().min(1), asset, amount, market: z.string(), balance: balance.optional(), holdMs: z.number().int().positive().max(600_000) }),
+  z.object({
+    type: z.literal('Reserve'),
+    orderId: z.string().min(1),
+    asset,
+    amount,
+    market: z.string(),
+    balance: balance.optional(),
+    holdMs: z.number().int().positive().max(600_000),
+  }),
   /** The order rests on its book: the hold no longer lapses. */
   z.object({ type: z.literal('Confirm'), orderId: z.string().min(1) }),
   /** Releases what the order still holds, or `amount` of it (a partial fill). */
@@ -33,4 +41,7 @@ export type WalletReply =
 export type WalletReplies = { [T in WalletCommand['type']]: WalletReply };
 
 /** The topic as a typed channel: what senders write and what each command type answers. */
-export interface WalletProtocol { cmd: z.input<typeof walletCommand>; replies: WalletReplies }
+export interface WalletProtocol {
+  cmd: z.input<typeof walletCommand>;
+  replies: WalletReplies;
+}

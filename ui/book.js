@@ -13,13 +13,20 @@ export function micro(text) {
 export function decimal(n) {
   const neg = n < 0;
   const a = Math.abs(Math.round(n));
-  const f = String(a % 1e6).padStart(6, '0').replace(/0+$/, '');
+  const f = String(a % 1e6)
+    .padStart(6, '0')
+    .replace(/0+$/, '');
   return `${neg ? '-' : ''}${Math.floor(a / 1e6)}${f ? `.${f}` : ''}`;
 }
 
 class Side {
-  constructor(descending) { this.descending = descending; this.levels = new Map(); }
-  clear() { this.levels.clear(); }
+  constructor(descending) {
+    this.descending = descending;
+    this.levels = new Map();
+  }
+  clear() {
+    this.levels.clear();
+  }
   set(price, size) {
     const key = micro(price);
     if (micro(size) === 0) this.levels.delete(key);
@@ -33,13 +40,21 @@ class Side {
 }
 
 export class Book {
-  constructor() { this.bids = new Side(true); this.asks = new Side(false); }
+  constructor() {
+    this.bids = new Side(true);
+    this.asks = new Side(false);
+  }
   snapshot(bids, asks) {
-    this.bids.clear(); this.asks.clear();
+    this.bids.clear();
+    this.asks.clear();
     for (const l of bids) this.bids.set(l.price, l.size);
     for (const l of asks) this.asks.set(l.price, l.size);
   }
   /** A `price_change` entry: side BUY is a bid level, SELL an ask level. */
-  change(side, price, size) { (side === 'BUY' ? this.bids : this.asks).set(price, size); }
-  view() { return { bids: this.bids.list(), asks: this.asks.list() }; }
+  change(side, price, size) {
+    (side === 'BUY' ? this.bids : this.asks).set(price, size);
+  }
+  view() {
+    return { bids: this.bids.list(), asks: this.asks.list() };
+  }
 }

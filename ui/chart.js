@@ -3,7 +3,12 @@
 // and a time axis. No library: a few path commands in the SVG's own coordinates.
 
 const NS = 'http://www.w3.org/2000/svg';
-const W = 640, H = 260, L = 44, R = 12, T = 12, B = 26;
+const W = 640,
+  H = 260,
+  L = 44,
+  R = 12,
+  T = 12,
+  B = 26;
 
 function el(name, attrs, text) {
   const e = document.createElementNS(NS, name);
@@ -32,9 +37,11 @@ export function drawChart(svg, points, start, end) {
   let lo = ps.length ? Math.min(...ps.map((x) => x.p)) : 0;
   let hi = ps.length ? Math.max(...ps.map((x) => x.p)) : 1;
   const pad = Math.max(0.02, (hi - lo) * 0.15);
-  lo = Math.max(0, lo - pad); hi = Math.min(1, hi + pad);
+  lo = Math.max(0, lo - pad);
+  hi = Math.min(1, hi + pad);
   const step = STEPS.find((s) => (hi - lo) / s <= 6) ?? 0.25;
-  lo = Math.floor(lo / step) * step; hi = Math.ceil(hi / step) * step;
+  lo = Math.floor(lo / step) * step;
+  hi = Math.ceil(hi / step) * step;
   if (hi - lo < step) hi = lo + step;
   const x = (t) => L + ((t - from) / (to - from)) * (W - L - R);
   const y = (p) => T + (1 - (p - lo) / (hi - lo)) * (H - T - B);
@@ -60,5 +67,11 @@ export function drawChart(svg, points, start, end) {
   const last = ps[ps.length - 1];
   svg.append(el('path', { d, class: 'line' }));
   svg.append(el('circle', { cx: x(last.t), cy: y(last.p), r: 3, class: 'last' }));
-  svg.append(el('text', { x: W - R, y: Math.max(T + 10, y(last.p) - 6), 'text-anchor': 'end', class: 'last-label' }, String(points[points.length - 1].p)));
+  svg.append(
+    el(
+      'text',
+      { x: W - R, y: Math.max(T + 10, y(last.p) - 6), 'text-anchor': 'end', class: 'last-label' },
+      String(points[points.length - 1].p),
+    ),
+  );
 }

@@ -20,7 +20,9 @@ export class MarketFeed {
     this.timer = null;
   }
 
-  start() { this.connect(); }
+  start() {
+    this.connect();
+  }
 
   stop() {
     this.stopped = true;
@@ -32,7 +34,12 @@ export class MarketFeed {
     if (this.stopped) return;
     const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/market`;
     let ws;
-    try { ws = new WebSocket(url); } catch { this.retry('cannot open'); return; }
+    try {
+      ws = new WebSocket(url);
+    } catch {
+      this.retry('cannot open');
+      return;
+    }
     this.ws = ws;
     let heard = Date.now();
     ws.onopen = () => {
@@ -43,7 +50,10 @@ export class MarketFeed {
       this.o.onState(true);
       clearInterval(this.timer);
       this.timer = setInterval(() => {
-        if (Date.now() - heard > SILENT_MS) { ws.close(4000, 'silent'); return; }
+        if (Date.now() - heard > SILENT_MS) {
+          ws.close(4000, 'silent');
+          return;
+        }
         if (ws.readyState === WebSocket.OPEN) ws.send('PING');
       }, PING_MS);
     };
@@ -51,13 +61,20 @@ export class MarketFeed {
       heard = Date.now();
       if (typeof e.data !== 'string' || e.data === 'PONG') return;
       let m;
-      try { m = JSON.parse(e.data); } catch { return; }
+      try {
+        m = JSON.parse(e.data);
+      } catch {
+        return;
+      }
       if (m.market !== undefined && m.market !== this.o.market) return;
       if (m.event_type === 'book') {
         this.seq = m.seq;
       } else if (typeof m.seq === 'number') {
         if (this.seq !== null && m.seq <= this.seq) return; // already applied (a resume may repeat)
-        if (this.seq !== null && m.seq !== this.seq + 1) { ws.close(4001, 'gap'); return; } // resume from this.seq
+        if (this.seq !== null && m.seq !== this.seq + 1) {
+          ws.close(4001, 'gap');
+          return;
+        } // resume from this.seq
         this.seq = m.seq;
       }
       this.o.onMessage(m);
@@ -68,7 +85,9 @@ export class MarketFeed {
       this.ws = null;
       this.retry(e.reason || `closed (${e.code})`);
     };
-    ws.onerror = () => { /* onclose follows */ };
+    ws.onerror = () => {
+      /* onclose follows */
+    };
   }
 
   retry(why) {

@@ -43,7 +43,10 @@ const inView = (asset, price) => (asset === token() ? price : decimal(1e6 - micr
 
 function showError(e) {
   const p = $('error');
-  if (!e) { p.hidden = true; return; }
+  if (!e) {
+    p.hidden = true;
+    return;
+  }
   p.hidden = false;
   p.textContent = e instanceof Error ? e.message : String(e);
 }
@@ -104,7 +107,14 @@ function renderTrades() {
     tr.className = t.side === 'BUY' ? 'buy' : 'sell';
     const d = new Date(Number(t.match_time) * 1000);
     const day = d.toDateString() === new Date().toDateString() ? '' : `${d.getMonth() + 1}/${d.getDate()} `;
-    tr.append(cell(day + d.toLocaleTimeString([], { hour12: false })), cell(outcomeOf(t.asset_id)), cell(t.side, 'side'), cell(t.price, 'num'), cell(t.size, 'num'), cell(t.status.toLowerCase(), 'status'));
+    tr.append(
+      cell(day + d.toLocaleTimeString([], { hour12: false })),
+      cell(outcomeOf(t.asset_id)),
+      cell(t.side, 'side'),
+      cell(t.price, 'num'),
+      cell(t.size, 'num'),
+      cell(t.status.toLowerCase(), 'status'),
+    );
     return tr;
   });
   if (!rows.length) {
@@ -121,10 +131,15 @@ function renderTrades() {
 function renderLast() {
   const el = $('last-trade');
   const l = state.last;
-  if (!l) { el.textContent = '–'; delete el.dataset.price; return; }
+  if (!l) {
+    el.textContent = '–';
+    delete el.dataset.price;
+    return;
+  }
   const price = inView(l.asset_id, l.price);
   el.dataset.price = price;
-  if (l.id) el.dataset.tradeId = l.id; else delete el.dataset.tradeId;
+  if (l.id) el.dataset.tradeId = l.id;
+  else delete el.dataset.tradeId;
   const small = document.createElement('small');
   small.textContent = ` ${outcomeOf(l.asset_id)} ${l.side} ${l.size}`;
   el.replaceChildren(document.createTextNode(price), small);
@@ -139,7 +154,12 @@ let frame = false;
 function render() {
   if (frame) return;
   frame = true;
-  requestAnimationFrame(() => { frame = false; renderBook(); renderLast(); renderTrades(); });
+  requestAnimationFrame(() => {
+    frame = false;
+    renderBook();
+    renderLast();
+    renderTrades();
+  });
 }
 
 function applyTrades(trades) {
@@ -160,24 +180,37 @@ async function loadTrades() {
 }
 
 let tradesTimer = null;
-const soonTrades = () => { clearTimeout(tradesTimer); tradesTimer = setTimeout(() => loadTrades().catch(showError), 300); };
+const soonTrades = () => {
+  clearTimeout(tradesTimer);
+  tradesTimer = setTimeout(() => loadTrades().catch(showError), 300);
+};
 
 /** One REST refresh: both tokens' books (one request, one consistent state) and the trades. */
 async function poll() {
   const m = state.market;
   const [books, trades] = await Promise.all([
-    getJson('/v1/books', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ token_id: m.yes_token_id }, { token_id: m.no_token_id }]) }),
+    getJson('/v1/books', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ token_id: m.yes_token_id }, { token_id: m.no_token_id }]),
+    }),
     getJson(`/v1/market-trades?market=${conditionId}&limit=${TRADES}`),
   ]);
   for (const b of books) state.restBooks.get(b.asset_id)?.snapshot(b.bids, b.asks);
-  if (!trades.length && !state.last && books[0]?.last_trade_price) state.last = { asset_id: books[0].asset_id, price: books[0].last_trade_price, size: '', side: '', time: null };
+  if (!trades.length && !state.last && books[0]?.last_trade_price)
+    state.last = { asset_id: books[0].asset_id, price: books[0].last_trade_price, size: '', side: '', time: null };
   applyTrades(trades);
   render();
 }
 
 async function pollLoop() {
   if (!fromChannel()) {
-    try { await poll(); showError(null); } catch (e) { showError(e); }
+    try {
+      await poll();
+      showError(null);
+    } catch (e) {
+      showError(e);
+    }
   }
   setTimeout(pollLoop, POLL_MS);
 }
@@ -186,7 +219,10 @@ function onMessage(m) {
   switch (m.event_type) {
     case 'book':
       state.wsBooks.get(m.asset_id)?.snapshot(m.bids ?? [], m.asks ?? []);
-      if (!state.wsReady) { state.wsReady = true; renderFeed(); }
+      if (!state.wsReady) {
+        state.wsReady = true;
+        renderFeed();
+      }
       break;
     case 'price_change':
       for (const c of m.price_changes ?? []) state.wsBooks.get(c.asset_id)?.change(c.side, c.price, c.size);
@@ -214,7 +250,9 @@ async function loadChart() {
     if (mine !== chartSeq) return;
     const start = interval === 'max' ? (history[0]?.t ?? now - 3600) : now - WINDOW[interval];
     drawChart($('chart'), history, start, now);
-  } catch (e) { showError(e); }
+  } catch (e) {
+    showError(e);
+  }
 }
 
 function setView(view) {
@@ -269,4 +307,7 @@ async function main() {
   document.body.dataset.ready = 'true';
 }
 
-main().catch((e) => { showError(e); $('question').textContent = 'Market unavailable'; });
+main().catch((e) => {
+  showError(e);
+  $('question').textContent = 'Market unavailable';
+});

@@ -9,7 +9,8 @@ const STATUSES = new Set(['open', 'closed', 'resolved']);
 export function parseMarket(key: string, i: MarketInput): Market | string {
   if (!i || typeof i !== 'object') return 'market missing';
   if (String(i.condition_id).toLowerCase() !== key.toLowerCase()) return `condition_id ${i.condition_id} is not this book's market ${key}`;
-  if (typeof i.yes_token_id !== 'string' || !i.yes_token_id || typeof i.no_token_id !== 'string' || !i.no_token_id) return 'token ids missing';
+  if (typeof i.yes_token_id !== 'string' || !i.yes_token_id || typeof i.no_token_id !== 'string' || !i.no_token_id)
+    return 'token ids missing';
   if (i.yes_token_id === i.no_token_id) return 'yes_token_id and no_token_id must differ';
   const tick = decimalToMicro(i.tick_size ?? '0.01');
   if (tick === null || tick <= 0n || ONE_N % tick !== 0n || tick * 2n > ONE_N) return 'tick_size must divide 1 (e.g. 0.01, 0.001)';
@@ -27,14 +28,28 @@ export function parseMarket(key: string, i: MarketInput): Market | string {
   const status = i.status ?? 'open';
   if (!STATUSES.has(status)) return 'status must be open, closed or resolved';
   return {
-    conditionId: key, yesTokenId: i.yes_token_id, noTokenId: i.no_token_id, tick: Number(tick), minSize, takerFeeBps,
-    startTime, delayMs, status,
+    conditionId: key,
+    yesTokenId: i.yes_token_id,
+    noTokenId: i.no_token_id,
+    tick: Number(tick),
+    minSize,
+    takerFeeBps,
+    startTime,
+    delayMs,
+    status,
   };
 }
 
 const same = (a: Market, b: Market) =>
-  a.conditionId === b.conditionId && a.yesTokenId === b.yesTokenId && a.noTokenId === b.noTokenId && a.tick === b.tick && a.minSize === b.minSize
-  && a.takerFeeBps === b.takerFeeBps && a.startTime === b.startTime && a.delayMs === b.delayMs && a.status === b.status;
+  a.conditionId === b.conditionId &&
+  a.yesTokenId === b.yesTokenId &&
+  a.noTokenId === b.noTokenId &&
+  a.tick === b.tick &&
+  a.minSize === b.minSize &&
+  a.takerFeeBps === b.takerFeeBps &&
+  a.startTime === b.startTime &&
+  a.delayMs === b.delayMs &&
+  a.status === b.status;
 
 /** Sets or edits the market. Token ids may not change while orders are live; nothing else is
  *  touched on the book (closing a market stops new orders, resting ones stay until cancelled). */

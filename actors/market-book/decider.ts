@@ -19,15 +19,24 @@ export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookR
 
   decide(state, cmd): Decision<BookEvent, BookReply> {
     switch (cmd.type) {
-      case 'PlaceOrder': return decidePlace(state, cmd) satisfies Answer<'PlaceOrder'>;
-      case 'CancelOrders': return decideCancel(state, cmd) satisfies Answer<'CancelOrders'>;
-      case 'InvalidateOrders': return decideInvalidate(state, cmd) satisfies Answer<'InvalidateOrders'>;
-      case 'Expire': return decideExpire(state, cmd.now) satisfies Answer<'Expire'>;
-      case 'StartGame': return decideStartGame(state, cmd.now) satisfies Answer<'StartGame'>;
-      case 'ReleaseDelayed': return decideRelease(state, cmd.now) satisfies Answer<'ReleaseDelayed'>;
-      case 'ConfigureMarket': return decideConfigure(state, cmd) satisfies Answer<'ConfigureMarket'>;
-      case 'UpdateTrade': return decideUpdateTrade(state, cmd) satisfies Answer<'UpdateTrade'>;
-      default: return { events: [], reply: { error: 'INVALID_COMMAND', message: `unknown command ${(cmd as { type?: unknown }).type}` } };
+      case 'PlaceOrder':
+        return decidePlace(state, cmd) satisfies Answer<'PlaceOrder'>;
+      case 'CancelOrders':
+        return decideCancel(state, cmd) satisfies Answer<'CancelOrders'>;
+      case 'InvalidateOrders':
+        return decideInvalidate(state, cmd) satisfies Answer<'InvalidateOrders'>;
+      case 'Expire':
+        return decideExpire(state, cmd.now) satisfies Answer<'Expire'>;
+      case 'StartGame':
+        return decideStartGame(state, cmd.now) satisfies Answer<'StartGame'>;
+      case 'ReleaseDelayed':
+        return decideRelease(state, cmd.now) satisfies Answer<'ReleaseDelayed'>;
+      case 'ConfigureMarket':
+        return decideConfigure(state, cmd) satisfies Answer<'ConfigureMarket'>;
+      case 'UpdateTrade':
+        return decideUpdateTrade(state, cmd) satisfies Answer<'UpdateTrade'>;
+      default:
+        return { events: [], reply: { error: 'INVALID_COMMAND', message: `unknown command ${(cmd as { type?: unknown }).type}` } };
     }
   },
 

@@ -45,7 +45,10 @@ function siftDown(h: BookOrder[], i: number, key: Key): void {
 
 function popTop(h: BookOrder[], key: Key): void {
   const last = h.pop()!;
-  if (h.length) { h[0] = last; siftDown(h, 0, key); }
+  if (h.length) {
+    h[0] = last;
+    siftDown(h, 0, key);
+  }
 }
 
 /** Drops dead entries off the top; rebuilds the heap when dead entries outnumber the live orders. */

@@ -13,18 +13,47 @@ const DEFAULT_GRAN = 10_000;
 export function initialBook(key: string): BookState {
   const L = ONE / DEFAULT_GRAN;
   return {
-    key, market: null, gran: DEFAULT_GRAN, L, ladders: emptyLadders(L), best: emptyBest(L),
-    orders: new Map(), held: new Map(), byOwner: new Map(), finished: new Map(), finishedRing: [], finishedPos: 0, nextSeq: 0, lastTrade: null,
-    byExpiry: [], byBookedAt: [],
+    key,
+    market: null,
+    gran: DEFAULT_GRAN,
+    L,
+    ladders: emptyLadders(L),
+    best: emptyBest(L),
+    orders: new Map(),
+    held: new Map(),
+    byOwner: new Map(),
+    finished: new Map(),
+    finishedRing: [],
+    finishedPos: 0,
+    nextSeq: 0,
+    lastTrade: null,
+    byExpiry: [],
+    byBookedAt: [],
   };
 }
 
 export function toBookOrder(d: OrderData, bookedAt: number): BookOrder {
   return {
-    hash: d.hash, owner: d.owner, tokenId: d.tokenId, outcome: d.outcome, side: d.side, price: d.price, size: d.size,
-    sizeMatched: d.sizeMatched, remaining: d.remaining, feeRateBps: d.feeRateBps, expiration: d.expiration, orderType: d.orderType,
-    createdAt: d.createdAt, seq: d.seq, delayed: d.delayed,
-    ownerKey: d.owner.toLowerCase(), a: d.outcome === 'YES' ? YES : NO, s: d.side === 'BUY' ? BUY : SELL, bookedAt, booked: false,
+    hash: d.hash,
+    owner: d.owner,
+    tokenId: d.tokenId,
+    outcome: d.outcome,
+    side: d.side,
+    price: d.price,
+    size: d.size,
+    sizeMatched: d.sizeMatched,
+    remaining: d.remaining,
+    feeRateBps: d.feeRateBps,
+    expiration: d.expiration,
+    orderType: d.orderType,
+    createdAt: d.createdAt,
+    seq: d.seq,
+    delayed: d.delayed,
+    ownerKey: d.owner.toLowerCase(),
+    a: d.outcome === 'YES' ? YES : NO,
+    s: d.side === 'BUY' ? BUY : SELL,
+    bookedAt,
+    booked: false,
   };
 }
 
@@ -73,9 +102,17 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
       return s;
     case 'OrderDelayed': {
       const d = e.order;
-      s.held.set(d.hash, { order: d, releaseAt: e.releaseAt, mintMerge: e.mintMerge, distortionBound: e.distortionBound, maxMakersPerTrade: e.maxMakersPerTrade ?? null,
+      s.held.set(d.hash, {
+        order: d,
+        releaseAt: e.releaseAt,
+        mintMerge: e.mintMerge,
+        distortionBound: e.distortionBound,
+        maxMakersPerTrade: e.maxMakersPerTrade ?? null,
         // events from before the MINT/MERGE cap: the one cap was both trades'
-        maxMakersPerMintMergeTrade: e.maxMakersPerMintMergeTrade === undefined ? e.maxMakersPerTrade ?? null : e.maxMakersPerMintMergeTrade, tradeId: e.tradeId });
+        maxMakersPerMintMergeTrade:
+          e.maxMakersPerMintMergeTrade === undefined ? (e.maxMakersPerTrade ?? null) : e.maxMakersPerMintMergeTrade,
+        tradeId: e.tradeId,
+      });
       addOwner(s, d.owner.toLowerCase(), d.hash);
       return s;
     }

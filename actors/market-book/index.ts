@@ -5,7 +5,18 @@ export { marketBookDecider } from './decider.ts';
 export { initialBook, evolveBook } from './evolve.ts';
 export { FINISHED_CAP } from './finished.ts';
 export { toSnapshot, fromSnapshot, cloneBook, type BookSnapshot } from './snapshot.ts';
-export { ordersOf, getOrder, bestBidAsk, lastTrade, depthOf, changesBook, type OrderView, type Quote, type Depth, type DepthLevel } from './reads.ts';
+export {
+  ordersOf,
+  getOrder,
+  bestBidAsk,
+  lastTrade,
+  depthOf,
+  changesBook,
+  type OrderView,
+  type Quote,
+  type Depth,
+  type DepthLevel,
+} from './reads.ts';
 export { reservationOf, remainingReservationOf, reservedFor, releaseOf, takerFee, ONE } from './amounts.ts';
 export { parseMarket } from './configure.ts';
 export { checkBook } from './invariants.ts';

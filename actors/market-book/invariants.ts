@@ -46,12 +46,14 @@ export function checkBook(s: BookState, opts: CheckOptions = {}): string[] {
   for (const [hash, o] of s.orders) {
     if (o.booked) booked++;
     else bad.push(`order ${hash} in the map but not booked`);
-    if (o.remaining <= 0n || o.sizeMatched < 0n || o.sizeMatched + o.remaining !== o.size) bad.push(`order ${hash}: matched ${o.sizeMatched} + remaining ${o.remaining} != size ${o.size}`);
+    if (o.remaining <= 0n || o.sizeMatched < 0n || o.sizeMatched + o.remaining !== o.size)
+      bad.push(`order ${hash}: matched ${o.sizeMatched} + remaining ${o.remaining} != size ${o.size}`);
     if (o.seq >= s.nextSeq) bad.push(`order ${hash}: seq ${o.seq} not below ${s.nextSeq}`);
     if (![...ownerHashes(s, o.ownerKey)].includes(hash)) bad.push(`order ${hash} missing from the owner index`);
   }
   if (booked !== bookedInLadders) bad.push(`${booked} booked orders but ${bookedInLadders} in ladders`);
-  for (const [hash, h] of s.held) if (![...ownerHashes(s, h.order.owner.toLowerCase())].includes(hash)) bad.push(`held ${hash} missing from the owner index`);
+  for (const [hash, h] of s.held)
+    if (![...ownerHashes(s, h.order.owner.toLowerCase())].includes(hash)) bad.push(`held ${hash} missing from the owner index`);
   let indexed = 0;
   for (const v of s.byOwner.values()) indexed += typeof v === 'string' ? 1 : v.size;
   if (indexed !== s.orders.size + s.held.size) bad.push(`owner index holds ${indexed}, live orders ${s.orders.size + s.held.size}`);
@@ -78,7 +80,9 @@ export function checkBook(s: BookState, opts: CheckOptions = {}): string[] {
 function crossings(s: BookState, x: number, y: number, cross: (i: number, j: number) => boolean, what: string, bad: string[]): void {
   const levels = (lad: number) => {
     const out: Array<[number, Level]> = [];
-    s.ladders[lad].forEach((lv, k) => { if (lv.live) out.push([k, lv]); });
+    s.ladders[lad].forEach((lv, k) => {
+      if (lv.live) out.push([k, lv]);
+    });
     return out;
   };
   const ys = levels(y);
@@ -90,7 +94,10 @@ function crossings(s: BookState, x: number, y: number, cross: (i: number, j: num
         if (!o.booked) continue;
         for (let q = b.head; q < b.q.length; q++) {
           const m = b.q[q];
-          if (m.booked && m.ownerKey !== o.ownerKey) { bad.push(`${what} at rest between two owners: ${o.hash} (${i}) and ${m.hash} (${j})`); return; }
+          if (m.booked && m.ownerKey !== o.ownerKey) {
+            bad.push(`${what} at rest between two owners: ${o.hash} (${i}) and ${m.hash} (${j})`);
+            return;
+          }
         }
       }
     }
@@ -107,7 +114,11 @@ function checkDue(s: BookState, bad: string[]): void {
   }
   const heap = (h: typeof s.byExpiry, key: (o: (typeof h)[number]) => number, name: string) => {
     if (h.length && !h[0].booked) bad.push(`${name}: dead top`);
-    for (let i = 1; i < h.length; i++) if (key(h[(i - 1) >> 1]) > key(h[i])) { bad.push(`${name}: not a heap at ${i}`); break; }
+    for (let i = 1; i < h.length; i++)
+      if (key(h[(i - 1) >> 1]) > key(h[i])) {
+        bad.push(`${name}: not a heap at ${i}`);
+        break;
+      }
   };
   heap(s.byExpiry, (o) => o.expiration, 'expiry index');
   heap(s.byBookedAt, (o) => o.bookedAt, 'booking-time index');

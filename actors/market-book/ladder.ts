@@ -27,7 +27,10 @@ export function relayout(state: BookState, gran: number): void {
   state.ladders = emptyLadders(L);
   state.best = emptyBest(L);
   const booked = [...state.orders.values()].filter((o) => o.booked).sort((a, b) => a.seq - b.seq);
-  for (const o of booked) { o.booked = false; book(state, o); }
+  for (const o of booked) {
+    o.booked = false;
+    book(state, o);
+  }
 }
 
 export function book(state: BookState, o: BookOrder): void {

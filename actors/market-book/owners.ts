@@ -6,14 +6,18 @@ import type { BookState } from './types.ts';
 export function addOwner(s: BookState, ownerKey: string, hash: string): void {
   const cur = s.byOwner.get(ownerKey);
   if (cur === undefined) s.byOwner.set(ownerKey, hash);
-  else if (typeof cur === 'string') { if (cur !== hash) s.byOwner.set(ownerKey, new Set([cur, hash])); }
-  else cur.add(hash);
+  else if (typeof cur === 'string') {
+    if (cur !== hash) s.byOwner.set(ownerKey, new Set([cur, hash]));
+  } else cur.add(hash);
 }
 
 export function dropOwner(s: BookState, ownerKey: string, hash: string): void {
   const cur = s.byOwner.get(ownerKey);
   if (cur === undefined) return;
-  if (typeof cur === 'string') { if (cur === hash) s.byOwner.delete(ownerKey); return; }
+  if (typeof cur === 'string') {
+    if (cur === hash) s.byOwner.delete(ownerKey);
+    return;
+  }
   cur.delete(hash);
   if (cur.size === 0) s.byOwner.delete(ownerKey);
 }

@@ -7,14 +7,31 @@ import { evolveBook } from './evolve.ts';
 import { cloneBook } from './snapshot.ts';
 import { sweep, type Fill } from './sweep.ts';
 import {
-  BUY, NO, SELL, YES, type BookEvent, type BookOrder, type BookState, type MakerFill, type Market, type OrderData, type OrderInput, type PlaceAccepted,
-  type PlaceOrder, type PlaceReply, type Rejection, type ReleaseReply, type TradeSummary,
+  BUY,
+  NO,
+  SELL,
+  YES,
+  type BookEvent,
+  type BookOrder,
+  type BookState,
+  type MakerFill,
+  type Market,
+  type OrderData,
+  type OrderInput,
+  type PlaceAccepted,
+  type PlaceOrder,
+  type PlaceReply,
+  type Rejection,
+  type ReleaseReply,
+  type TradeSummary,
 } from './types.ts';
 
-export interface Decided<R> { events: BookEvent[]; reply: R }
+export interface Decided<R> {
+  events: BookEvent[];
+  reply: R;
+}
 
 export const reject = (error: Rejection['error'], message: string): Rejection => ({ error, message });
-
 
 /** Trade ids of one taker execution, by the order the trades were opened: the first as given
  *  (default `t-<order hash>`), then `<first>:1`, `<first>:2`, … */
@@ -30,9 +47,11 @@ export function validateOrder(m: Market, o: OrderInput, now: number): Rejection 
   if (typeof o.maker !== 'string' || o.maker.length === 0) return reject('INVALID_ORDER', 'maker missing');
   if (o.tokenId !== m.yesTokenId && o.tokenId !== m.noTokenId) return reject('INVALID_ORDER', 'tokenId is not an outcome of this market');
   if (o.side !== 'BUY' && o.side !== 'SELL') return reject('INVALID_ORDER', 'side must be BUY or SELL');
-  if (o.orderType !== 'GTC' && o.orderType !== 'GTD' && o.orderType !== 'FOK') return reject('INVALID_ORDER', 'orderType must be GTC, FOK or GTD');
+  if (o.orderType !== 'GTC' && o.orderType !== 'GTD' && o.orderType !== 'FOK')
+    return reject('INVALID_ORDER', 'orderType must be GTC, FOK or GTD');
   if (typeof o.size !== 'bigint' || o.size <= 0n) return reject('INVALID_ORDER', 'size must be a positive integer of micro-units');
-  if (!Number.isInteger(o.feeRateBps) || o.feeRateBps < 0 || o.feeRateBps > 10_000) return reject('INVALID_ORDER', 'feeRateBps must be an integer in 0..10000');
+  if (!Number.isInteger(o.feeRateBps) || o.feeRateBps < 0 || o.feeRateBps > 10_000)
+    return reject('INVALID_ORDER', 'feeRateBps must be an integer in 0..10000');
   if (!Number.isSafeInteger(o.expiration) || o.expiration < 0) return reject('INVALID_ORDER', 'expiration must be unix seconds or 0');
   if (!Number.isInteger(o.price) || o.price % m.tick !== 0 || o.price < m.tick || o.price > ONE - m.tick) {
     return reject('INVALID_TICK_SIZE', `price ${o.price / ONE} must be a multiple of the tick ${m.tick / ONE} within [tick, 1 - tick]`);
@@ -49,8 +68,16 @@ export function inStartWindow(m: Market, now: number): boolean {
 }
 
 const inputOf = (d: OrderData): OrderInput => ({
-  hash: d.hash, maker: d.owner, tokenId: d.tokenId, side: d.side, price: d.price, size: d.size, feeRateBps: d.feeRateBps,
-  expiration: d.expiration, orderType: d.orderType, createdAt: d.createdAt,
+  hash: d.hash,
+  maker: d.owner,
+  tokenId: d.tokenId,
+  side: d.side,
+  price: d.price,
+  size: d.size,
+  feeRateBps: d.feeRateBps,
+  expiration: d.expiration,
+  orderType: d.orderType,
+  createdAt: d.createdAt,
 });
 
 export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> {
@@ -59,31 +86,68 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
   const o = cmd.order;
   const bad = validateOrder(m, o, cmd.now);
   if (bad) return { events: [], reply: bad };
-  if (s.orders.has(o.hash) || s.finished.has(o.hash) || (s.held.size > 0 && s.held.has(o.hash))) return { events: [], reply: reject('DUPLICATE_ORDER', `order ${o.hash} was placed before`) };
+  if (s.orders.has(o.hash) || s.finished.has(o.hash) || (s.held.size > 0 && s.held.has(o.hash)))
+    return { events: [], reply: reject('DUPLICATE_ORDER', `order ${o.hash} was placed before`) };
   // One wallet cannot flood a book: at its cap only orders that never rest (FOK) are taken.
   const maxOpen = typeof cmd.maxOpenOrders === 'number' ? cmd.maxOpenOrders : null;
   if (maxOpen !== null && o.orderType !== 'FOK' && ownerCount(s, o.maker.toLowerCase()) >= maxOpen) {
-    return { events: [], reply: reject('INVALID_ORDER', `the wallet already has ${maxOpen} open orders in this market, the most allowed: cancel some first`) };
+    return {
+      events: [],
+      reply: reject('INVALID_ORDER', `the wallet already has ${maxOpen} open orders in this market, the most allowed: cancel some first`),
+    };
   }
   const d: OrderData = {
-    hash: o.hash, owner: o.maker, tokenId: o.tokenId, outcome: o.tokenId === m.yesTokenId ? 'YES' : 'NO', side: o.side, price: o.price,
-    size: o.size, sizeMatched: 0n, remaining: o.size, feeRateBps: o.feeRateBps, expiration: o.expiration, orderType: o.orderType,
-    createdAt: Number.isSafeInteger(o.createdAt) ? o.createdAt : cmd.now, seq: -1, delayed: false,
+    hash: o.hash,
+    owner: o.maker,
+    tokenId: o.tokenId,
+    outcome: o.tokenId === m.yesTokenId ? 'YES' : 'NO',
+    side: o.side,
+    price: o.price,
+    size: o.size,
+    sizeMatched: 0n,
+    remaining: o.size,
+    feeRateBps: o.feeRateBps,
+    expiration: o.expiration,
+    orderType: o.orderType,
+    createdAt: Number.isSafeInteger(o.createdAt) ? o.createdAt : cmd.now,
+    seq: -1,
+    delayed: false,
   };
   const bound = typeof cmd.distortionBound === 'number' ? cmd.distortionBound : null;
   const cap = typeof cmd.maxMakersPerTrade === 'number' ? cmd.maxMakersPerTrade : null;
-  if (cap !== null && (!Number.isSafeInteger(cap) || cap < 1)) return { events: [], reply: reject('INVALID_COMMAND', 'maxMakersPerTrade must be a positive integer') };
+  if (cap !== null && (!Number.isSafeInteger(cap) || cap < 1))
+    return { events: [], reply: reject('INVALID_COMMAND', 'maxMakersPerTrade must be a positive integer') };
   // absent (commands from before it): the MINT/MERGE trade has the COMPLEMENTARY trade's cap
   const capMM = typeof cmd.maxMakersPerMintMergeTrade === 'number' ? cmd.maxMakersPerMintMergeTrade : cap;
-  if (capMM !== null && (!Number.isSafeInteger(capMM) || capMM < 1)) return { events: [], reply: reject('INVALID_COMMAND', 'maxMakersPerMintMergeTrade must be a positive integer') };
+  if (capMM !== null && (!Number.isSafeInteger(capMM) || capMM < 1))
+    return { events: [], reply: reject('INVALID_COMMAND', 'maxMakersPerMintMergeTrade must be a positive integer') };
   if (inStartWindow(m, cmd.now)) {
     return {
-      events: [{
-        type: 'OrderDelayed', at: cmd.now, order: { ...d, delayed: true }, releaseAt: m.startTime!, mintMerge: cmd.mintMerge,
-        distortionBound: bound ?? Number.MAX_SAFE_INTEGER, maxMakersPerTrade: cap, maxMakersPerMintMergeTrade: capMM,
-        tradeId: cmd.tradeId ?? null, reservation: reservationOf(d),
-      }],
-      reply: { status: 'delayed', orderID: d.hash, makingAmount: 0n, takingAmount: 0n, tradeIDs: [], warnings: [], sizeMatched: 0n, remaining: d.size, fee: 0n },
+      events: [
+        {
+          type: 'OrderDelayed',
+          at: cmd.now,
+          order: { ...d, delayed: true },
+          releaseAt: m.startTime!,
+          mintMerge: cmd.mintMerge,
+          distortionBound: bound ?? Number.MAX_SAFE_INTEGER,
+          maxMakersPerTrade: cap,
+          maxMakersPerMintMergeTrade: capMM,
+          tradeId: cmd.tradeId ?? null,
+          reservation: reservationOf(d),
+        },
+      ],
+      reply: {
+        status: 'delayed',
+        orderID: d.hash,
+        makingAmount: 0n,
+        takingAmount: 0n,
+        tradeIDs: [],
+        warnings: [],
+        sizeMatched: 0n,
+        remaining: d.size,
+        fee: 0n,
+      },
     };
   }
   // What is due at `now` goes first (as Expire then StartGame would): the sweep skips those orders,
@@ -105,16 +169,33 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
  * first (the sweep skips them).
  */
 export function match(
-  s: BookState, m: Market, d: OrderData, now: number, mintMerge: boolean, bound: number | null, tradeId: string | null | undefined, maxMakers: number | null,
-  maxMintMerge: number | null, gone: ReadonlySet<BookOrder> | null = null,
+  s: BookState,
+  m: Market,
+  d: OrderData,
+  now: number,
+  mintMerge: boolean,
+  bound: number | null,
+  tradeId: string | null | undefined,
+  maxMakers: number | null,
+  maxMintMerge: number | null,
+  gone: ReadonlySet<BookOrder> | null = null,
 ): Decided<PlaceReply> {
   const side = d.side === 'BUY' ? BUY : SELL;
-  const sw = sweep(s, { asset: d.outcome === 'YES' ? YES : NO, side, price: d.price, size: d.size, ownerKey: d.owner.toLowerCase() }, mintMerge, bound, maxMakers, maxMintMerge, gone);
+  const sw = sweep(
+    s,
+    { asset: d.outcome === 'YES' ? YES : NO, side, price: d.price, size: d.size, ownerKey: d.owner.toLowerCase() },
+    mintMerge,
+    bound,
+    maxMakers,
+    maxMintMerge,
+    gone,
+  );
   const fills = sw.fills;
   if (fills.length > 0 && d.feeRateBps < m.takerFeeBps) {
     return { events: [], reply: reject('FEE_RATE_TOO_LOW', `an order marketable on arrival must carry feeRateBps >= ${m.takerFeeBps}`) };
   }
-  if (d.orderType === 'FOK' && sw.rem > 0n) return { events: [], reply: reject('FOK_NOT_FILLED', 'the book cannot fill the whole order now') };
+  if (d.orderType === 'FOK' && sw.rem > 0n)
+    return { events: [], reply: reject('FOK_NOT_FILLED', 'the book cannot fill the whole order now') };
   const rem = sw.rem;
   const matched = d.size - rem;
   const tradeEvents: BookEvent[] = [];
@@ -138,8 +219,19 @@ export function match(
         const mk = f.maker;
         const left = mk.remaining - f.qty;
         tradeEvents.push({
-          type: 'OrderUpdated', at: now, orderId: mk.hash, owner: mk.owner, assetId: mk.tokenId, side: mk.side, price: mk.price, matched: f.qty,
-          sizeMatched: mk.sizeMatched + f.qty, remaining: left, status: left === 0n ? 'MATCHED' : 'LIVE', tradeId: t.id, release: releaseOf(mk, mk.remaining, left),
+          type: 'OrderUpdated',
+          at: now,
+          orderId: mk.hash,
+          owner: mk.owner,
+          assetId: mk.tokenId,
+          side: mk.side,
+          price: mk.price,
+          matched: f.qty,
+          sizeMatched: mk.sizeMatched + f.qty,
+          remaining: left,
+          status: left === 0n ? 'MATCHED' : 'LIVE',
+          tradeId: t.id,
+          release: releaseOf(mk, mk.remaining, left),
         });
       }
     }
@@ -147,10 +239,17 @@ export function match(
   d.sizeMatched = matched;
   d.remaining = rem;
   d.seq = s.nextSeq;
-  const events: BookEvent[] = [{
-    type: 'OrderPlaced', at: now, order: d, status: rem === 0n ? 'MATCHED' : 'LIVE', reservation: reservationOf(d),
-    release: releaseOf(d, d.size, rem), tradeIds: tradeIDs,
-  }];
+  const events: BookEvent[] = [
+    {
+      type: 'OrderPlaced',
+      at: now,
+      order: d,
+      status: rem === 0n ? 'MATCHED' : 'LIVE',
+      reservation: reservationOf(d),
+      release: releaseOf(d, d.size, rem),
+      tradeIds: tradeIDs,
+    },
+  ];
   for (const e of tradeEvents) events.push(e);
   const reply: PlaceAccepted = {
     status: fills.length > 0 ? 'matched' : 'live',
@@ -178,15 +277,37 @@ function tradeOf(id: string, m: Market, d: OrderData, g: Fill[], now: number): T
     value += f.qty * BigInt(f.eff);
     units += feeUnits(d.feeRateBps, f.eff, f.qty);
     legs[i] = {
-      order_id: mk.hash, owner: mk.owner, maker_address: mk.owner, matched_amount: f.qty, price: mk.price, fee_rate_bps: mk.feeRateBps,
-      asset_id: mk.tokenId, outcome: mk.outcome, side: mk.side,
+      order_id: mk.hash,
+      owner: mk.owner,
+      maker_address: mk.owner,
+      matched_amount: f.qty,
+      price: mk.price,
+      fee_rate_bps: mk.feeRateBps,
+      asset_id: mk.tokenId,
+      outcome: mk.outcome,
+      side: mk.side,
     };
   }
   return {
-    id, taker_order_id: d.hash, market: m.conditionId, asset_id: d.tokenId, side: d.side, size, price: g[g.length - 1].eff,
-    notional: value / ONE_N, fee_rate_bps: d.feeRateBps, fee: feeOf(units), status: 'MATCHED',
+    id,
+    taker_order_id: d.hash,
+    market: m.conditionId,
+    asset_id: d.tokenId,
+    side: d.side,
+    size,
+    price: g[g.length - 1].eff,
+    notional: value / ONE_N,
+    fee_rate_bps: d.feeRateBps,
+    fee: feeOf(units),
+    status: 'MATCHED',
     match_type: !g[0].crossAsset ? 'COMPLEMENTARY' : d.side === 'BUY' ? 'MINT' : 'MERGE',
-    match_time: now, last_update: now, owner: d.owner, maker_address: d.owner, trader_side: 'TAKER', transaction_hash: '', outcome: d.outcome,
+    match_time: now,
+    last_update: now,
+    owner: d.owner,
+    maker_address: d.owner,
+    trader_side: 'TAKER',
+    transaction_hash: '',
+    outcome: d.outcome,
     maker_orders: legs,
   };
 }
@@ -202,21 +323,43 @@ export function decideRelease(s: BookState, now: number): Decided<ReleaseReply> 
   const scratch = cloneBook(s);
   const events: BookEvent[] = [];
   const reply: ReleaseReply = { released: [], replies: Object.create(null) };
-  for (const e of dueAt(scratch, now).events) { events.push(e); evolveBook(scratch, e); }
+  for (const e of dueAt(scratch, now).events) {
+    events.push(e);
+    evolveBook(scratch, e);
+  }
   for (const h of due) {
     const m = scratch.market!;
     const d: OrderData = { ...h.order };
     const bad = validateOrder(m, inputOf(d), now);
-    const r: Decided<PlaceReply> = bad ? { events: [], reply: bad } : match(scratch, m, d, now, h.mintMerge, h.distortionBound, h.tradeId, h.maxMakersPerTrade, h.maxMakersPerMintMergeTrade);
-    const out: BookEvent[] = 'error' in r.reply
-      ? [{
-        type: 'OrderEjected', at: now, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: 0n,
-        remaining: d.size, held: true, release: { owner: d.owner, ...reservationOf(d) }, reason: 'release_rejected', code: r.reply.error,
-      }]
-      : r.events;
+    const r: Decided<PlaceReply> = bad
+      ? { events: [], reply: bad }
+      : match(scratch, m, d, now, h.mintMerge, h.distortionBound, h.tradeId, h.maxMakersPerTrade, h.maxMakersPerMintMergeTrade);
+    const out: BookEvent[] =
+      'error' in r.reply
+        ? [
+            {
+              type: 'OrderEjected',
+              at: now,
+              orderId: d.hash,
+              owner: d.owner,
+              assetId: d.tokenId,
+              side: d.side,
+              price: d.price,
+              sizeMatched: 0n,
+              remaining: d.size,
+              held: true,
+              release: { owner: d.owner, ...reservationOf(d) },
+              reason: 'release_rejected',
+              code: r.reply.error,
+            },
+          ]
+        : r.events;
     reply.released.push(d.hash);
     reply.replies[d.hash] = r.reply;
-    for (const e of out) { events.push(e); evolveBook(scratch, e); }
+    for (const e of out) {
+      events.push(e);
+      evolveBook(scratch, e);
+    }
   }
   return { events, reply };
 }

@@ -9,9 +9,20 @@ export type { OrderView, Quote };
 function viewOf(s: BookState, l: Live): OrderView {
   const d = dataOf(l);
   return {
-    orderHash: d.hash, maker: d.owner, market: s.key, assetId: d.tokenId, side: d.side, price: d.price, originalSize: d.size,
-    remainingSize: d.remaining, sizeMatched: d.sizeMatched, feeRateBps: d.feeRateBps, orderType: d.orderType,
-    expiration: d.expiration, createdAt: d.createdAt, status: l.held ? 'DELAYED' : 'LIVE',
+    orderHash: d.hash,
+    maker: d.owner,
+    market: s.key,
+    assetId: d.tokenId,
+    side: d.side,
+    price: d.price,
+    originalSize: d.size,
+    remainingSize: d.remaining,
+    sizeMatched: d.sizeMatched,
+    feeRateBps: d.feeRateBps,
+    orderType: d.orderType,
+    expiration: d.expiration,
+    createdAt: d.createdAt,
+    status: l.held ? 'DELAYED' : 'LIVE',
   };
 }
 
@@ -66,7 +77,10 @@ export function lastTrade(s: BookState): LastTrade | null {
 export type DepthLevel = [price: number, size: bigint];
 
 /** An outcome asset's book as a taker of it meets it: bids best (highest) first, asks best (lowest) first. */
-export interface Depth { bids: DepthLevel[]; asks: DepthLevel[] }
+export interface Depth {
+  bids: DepthLevel[];
+  asks: DepthLevel[];
+}
 
 /**
  * Aggregated levels of an outcome asset: the sizes of its resting (booked) orders summed per price,
@@ -100,10 +114,17 @@ export function depthOf(s: BookState, assetId: string, opts: { mintMerge?: boole
  */
 export function changesBook(e: BookEvent): boolean {
   switch (e.type) {
-    case 'OrderPlaced': return e.status === 'LIVE';
-    case 'OrderUpdated': return true;
-    case 'OrderCancelled': case 'OrderEjected': case 'OrderInvalidated': return !e.held;
-    case 'MarketConfigured': return true;
-    default: return false;
+    case 'OrderPlaced':
+      return e.status === 'LIVE';
+    case 'OrderUpdated':
+      return true;
+    case 'OrderCancelled':
+    case 'OrderEjected':
+    case 'OrderInvalidated':
+      return !e.held;
+    case 'MarketConfigured':
+      return true;
+    default:
+      return false;
   }
 }

@@ -3,7 +3,19 @@
 import { releaseOf, reservationOf } from './amounts.ts';
 import { ownerHashes } from './owners.ts';
 import type { Decided } from './place.ts';
-import type { BookEvent, BookOrder, BookState, CancelOrders, CancelReply, EjectReply, HeldOrder, InvalidateOrders, InvalidateReply, OrderData, Release } from './types.ts';
+import type {
+  BookEvent,
+  BookOrder,
+  BookState,
+  CancelOrders,
+  CancelReply,
+  EjectReply,
+  HeldOrder,
+  InvalidateOrders,
+  InvalidateReply,
+  OrderData,
+  Release,
+} from './types.ts';
 
 /** A live order: resting on the book, or held (delayed). */
 export type Live = { held: false; o: BookOrder } | { held: true; h: HeldOrder };
@@ -26,7 +38,18 @@ function releaseOfLive(l: Live): Release {
 export function gone(l: Live, at: number) {
   const d = dataOf(l);
   const release = releaseOfLive(l);
-  return { at, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: d.sizeMatched, remaining: d.remaining, held: l.held, release };
+  return {
+    at,
+    orderId: d.hash,
+    owner: d.owner,
+    assetId: d.tokenId,
+    side: d.side,
+    price: d.price,
+    sizeMatched: d.sizeMatched,
+    remaining: d.remaining,
+    held: l.held,
+    release,
+  };
 }
 
 /** An owner's live orders: resting ones in booking order, then held ones in arrival order. */
@@ -60,7 +83,10 @@ export function decideCancel(s: BookState, cmd: CancelOrders): Decided<CancelRep
   const seen = ids.length > 1 || cmd.all || cmd.assetId !== undefined ? new Set<string>() : null;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
-    if (seen) { if (seen.has(id)) continue; seen.add(id); }
+    if (seen) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+    }
     const o = s.orders.get(id);
     const l: Live | null = o ? { held: false, o } : s.held.has(id) ? { held: true, h: s.held.get(id)! } : null;
     if (l) {
@@ -76,7 +102,10 @@ export function decideCancel(s: BookState, cmd: CancelOrders): Decided<CancelRep
   if (seen && (cmd.all || cmd.assetId !== undefined)) {
     for (const l of ownerOrders(s, ownerKey, cmd.assetId)) {
       const hash = dataOf(l).hash;
-      if (!seen.has(hash)) { seen.add(hash); cancelOne(l, cmd.now, events, reply, cmd.reason); }
+      if (!seen.has(hash)) {
+        seen.add(hash);
+        cancelOne(l, cmd.now, events, reply, cmd.reason);
+      }
     }
   }
   return { events, reply };
@@ -85,8 +114,18 @@ export function decideCancel(s: BookState, cmd: CancelOrders): Decided<CancelRep
 function cancelOne(l: Live, now: number, events: BookEvent[], reply: CancelReply, reason = 'user'): void {
   const d = dataOf(l);
   events.push({
-    type: 'OrderCancelled', at: now, orderId: d.hash, owner: d.owner, assetId: d.tokenId, side: d.side, price: d.price, sizeMatched: d.sizeMatched,
-    remaining: d.remaining, held: l.held, release: releaseOfLive(l), reason,
+    type: 'OrderCancelled',
+    at: now,
+    orderId: d.hash,
+    owner: d.owner,
+    assetId: d.tokenId,
+    side: d.side,
+    price: d.price,
+    sizeMatched: d.sizeMatched,
+    remaining: d.remaining,
+    held: l.held,
+    release: releaseOfLive(l),
+    reason,
   });
   reply.canceled.push(d.hash);
 }
@@ -101,14 +140,28 @@ export function decideInvalidate(s: BookState, cmd: InvalidateOrders): Decided<I
     if (seen.has(id)) continue;
     seen.add(id);
     const l = live(s, id);
-    if (!l) { not_found.push(id); continue; }
-    events.push({ type: 'OrderInvalidated', ...gone(l, cmd.now ?? 0), reason: String(cmd.reason ?? ''), tradeId: String(cmd.tradeId ?? '') });
+    if (!l) {
+      not_found.push(id);
+      continue;
+    }
+    events.push({
+      type: 'OrderInvalidated',
+      ...gone(l, cmd.now ?? 0),
+      reason: String(cmd.reason ?? ''),
+      tradeId: String(cmd.tradeId ?? ''),
+    });
     invalidated.push(id);
   }
   return { events, reply: { invalidated, not_found } };
 }
 
-function eject(s: BookState, now: number, reason: 'expired' | 'game_start', pick: (l: Live) => boolean, withHeld: boolean): Decided<EjectReply> {
+function eject(
+  s: BookState,
+  now: number,
+  reason: 'expired' | 'game_start',
+  pick: (l: Live) => boolean,
+  withHeld: boolean,
+): Decided<EjectReply> {
   const events: BookEvent[] = [];
   const ejected: string[] = [];
   const take = (l: Live) => {
@@ -125,7 +178,16 @@ function eject(s: BookState, now: number, reason: 'expired' | 'game_start', pick
 /** Ejects every live order, resting or held, whose signed expiration (unix s, non-zero) is ≤ now:
  *  GTD orders, and any other order that carries an expiration. */
 export function decideExpire(s: BookState, now: number): Decided<EjectReply> {
-  return eject(s, now, 'expired', (l) => { const x = dataOf(l).expiration; return x !== 0 && x * 1000 <= now; }, true);
+  return eject(
+    s,
+    now,
+    'expired',
+    (l) => {
+      const x = dataOf(l).expiration;
+      return x !== 0 && x * 1000 <= now;
+    },
+    true,
+  );
 }
 
 /** Once now ≥ startTime: ejects every resting order that entered the book before startTime. Held

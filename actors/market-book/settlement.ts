@@ -7,15 +7,28 @@ import type { BookState, UpdateTrade, UpdateTradeReply } from './types.ts';
 
 const STATUSES = new Set(['MINED', 'CONFIRMED', 'RETRYING', 'FAILED']);
 
-export function decideUpdateTrade(_s: BookState, cmd: UpdateTrade): Decided<UpdateTradeReply> | { events: []; reply: { error: 'INVALID_COMMAND'; message: string } } {
+export function decideUpdateTrade(
+  _s: BookState,
+  cmd: UpdateTrade,
+): Decided<UpdateTradeReply> | { events: []; reply: { error: 'INVALID_COMMAND'; message: string } } {
   if (typeof cmd.tradeId !== 'string' || !cmd.tradeId || !STATUSES.has(cmd.status)) {
-    return { events: [], reply: { error: 'INVALID_COMMAND', message: 'UpdateTrade needs a tradeId and a status of MINED, CONFIRMED, RETRYING or FAILED' } };
+    return {
+      events: [],
+      reply: { error: 'INVALID_COMMAND', message: 'UpdateTrade needs a tradeId and a status of MINED, CONFIRMED, RETRYING or FAILED' },
+    };
   }
   return {
-    events: [{
-      type: 'TradeUpdated', at: cmd.now, tradeId: cmd.tradeId, status: cmd.status, transactionHash: cmd.transactionHash ?? '',
-      attempt: cmd.attempt ?? 0, reason: cmd.reason ?? null,
-    }],
+    events: [
+      {
+        type: 'TradeUpdated',
+        at: cmd.now,
+        tradeId: cmd.tradeId,
+        status: cmd.status,
+        transactionHash: cmd.transactionHash ?? '',
+        attempt: cmd.attempt ?? 0,
+        reason: cmd.reason ?? null,
+      },
+    ],
     reply: { ok: true, trade_id: cmd.tradeId, status: cmd.status },
   };
 }

@@ -18,18 +18,43 @@ export interface BookSnapshot {
   gran: number;
   nextSeq: number;
   orders: Array<{ order: Str<OrderData>; bookedAt: number }>;
-  held: Array<{ order: Str<OrderData>; releaseAt: number; mintMerge: boolean; distortionBound: number; maxMakersPerTrade?: number | null; maxMakersPerMintMergeTrade?: number | null; tradeId: string | null }>;
+  held: Array<{
+    order: Str<OrderData>;
+    releaseAt: number;
+    mintMerge: boolean;
+    distortionBound: number;
+    maxMakersPerTrade?: number | null;
+    maxMakersPerMintMergeTrade?: number | null;
+    tradeId: string | null;
+  }>;
   finished: Array<[hash: string, owner: string, how: Finish]>;
   lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
 }
 
 const dataOut = (d: OrderData): Str<OrderData> => ({
-  hash: d.hash, owner: d.owner, tokenId: d.tokenId, outcome: d.outcome, side: d.side, price: d.price, size: d.size.toString(),
-  sizeMatched: d.sizeMatched.toString(), remaining: d.remaining.toString(), feeRateBps: d.feeRateBps, expiration: d.expiration,
-  orderType: d.orderType, createdAt: d.createdAt, seq: d.seq, delayed: d.delayed,
+  hash: d.hash,
+  owner: d.owner,
+  tokenId: d.tokenId,
+  outcome: d.outcome,
+  side: d.side,
+  price: d.price,
+  size: d.size.toString(),
+  sizeMatched: d.sizeMatched.toString(),
+  remaining: d.remaining.toString(),
+  feeRateBps: d.feeRateBps,
+  expiration: d.expiration,
+  orderType: d.orderType,
+  createdAt: d.createdAt,
+  seq: d.seq,
+  delayed: d.delayed,
 });
 
-const dataIn = (d: Str<OrderData>): OrderData => ({ ...d, size: BigInt(d.size), sizeMatched: BigInt(d.sizeMatched), remaining: BigInt(d.remaining) });
+const dataIn = (d: Str<OrderData>): OrderData => ({
+  ...d,
+  size: BigInt(d.size),
+  sizeMatched: BigInt(d.sizeMatched),
+  remaining: BigInt(d.remaining),
+});
 
 export function toSnapshot(s: BookState): BookSnapshot {
   const orders: BookSnapshot['orders'] = [];
@@ -41,7 +66,15 @@ export function toSnapshot(s: BookState): BookSnapshot {
     gran: s.gran,
     nextSeq: s.nextSeq,
     orders,
-    held: [...s.held.values()].map((h) => ({ order: dataOut(h.order), releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, maxMakersPerTrade: h.maxMakersPerTrade, maxMakersPerMintMergeTrade: h.maxMakersPerMintMergeTrade, tradeId: h.tradeId })),
+    held: [...s.held.values()].map((h) => ({
+      order: dataOut(h.order),
+      releaseAt: h.releaseAt,
+      mintMerge: h.mintMerge,
+      distortionBound: h.distortionBound,
+      maxMakersPerTrade: h.maxMakersPerTrade,
+      maxMakersPerMintMergeTrade: h.maxMakersPerMintMergeTrade,
+      tradeId: h.tradeId,
+    })),
     finished: finishedList(s),
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
   };
@@ -66,8 +99,15 @@ export function fromSnapshot(json: unknown): BookState {
   }
   for (const h of j.held) {
     const order = dataIn(h.order);
-    s.held.set(order.hash, { order, releaseAt: h.releaseAt, mintMerge: h.mintMerge, distortionBound: h.distortionBound, maxMakersPerTrade: h.maxMakersPerTrade ?? null,
-      maxMakersPerMintMergeTrade: h.maxMakersPerMintMergeTrade === undefined ? h.maxMakersPerTrade ?? null : h.maxMakersPerMintMergeTrade, tradeId: h.tradeId });
+    s.held.set(order.hash, {
+      order,
+      releaseAt: h.releaseAt,
+      mintMerge: h.mintMerge,
+      distortionBound: h.distortionBound,
+      maxMakersPerTrade: h.maxMakersPerTrade ?? null,
+      maxMakersPerMintMergeTrade: h.maxMakersPerMintMergeTrade === undefined ? (h.maxMakersPerTrade ?? null) : h.maxMakersPerMintMergeTrade,
+      tradeId: h.tradeId,
+    });
     addOwner(s, order.owner.toLowerCase(), order.hash);
   }
   for (const [hash, owner, how] of j.finished) remember(s, hash, owner, how);

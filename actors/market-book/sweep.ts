@@ -40,12 +40,23 @@ export interface Sweep {
   ref: number;
 }
 
-export interface Taker { asset: number; side: number; price: number; size: bigint; ownerKey: string }
+export interface Taker {
+  asset: number;
+  side: number;
+  price: number;
+  size: bigint;
+  ownerKey: string;
+}
 
 const NONE: BookOrder[] = [];
 
 /** Per sweep: the open trade of each match type ([COMPLEMENTARY, MINT or MERGE], -1: none), its legs, the caps. */
-interface Trades { open: [number, number]; legs: [number, number]; cap: [number, number]; n: number }
+interface Trades {
+  open: [number, number];
+  legs: [number, number];
+  cap: [number, number];
+  n: number;
+}
 
 /** A level holds an order that is still on the book (not among `gone`). */
 function hasOrder(l: Level | null, gone: ReadonlySet<BookOrder> | null): boolean {
@@ -64,7 +75,12 @@ function hasOrder(l: Level | null, gone: ReadonlySet<BookOrder> | null): boolean
  * that this decision takes off the book before matching (due ejections), skipped as if absent.
  */
 export function sweep(
-  state: BookState, t: Taker, mintMerge: boolean, bound: number | null, maxMakers: number | null = null, maxMintMerge: number | null = maxMakers,
+  state: BookState,
+  t: Taker,
+  mintMerge: boolean,
+  bound: number | null,
+  maxMakers: number | null = null,
+  maxMintMerge: number | null = maxMakers,
   gone: ReadonlySet<BookOrder> | null = null,
 ): Sweep {
   const { L, gran, ladders, best } = state;
@@ -108,7 +124,15 @@ export function sweep(
 }
 
 /** Takes one effective level, both queues merged by sequence, skipping the taker's own orders. */
-function takeLevel(res: Sweep, tr: Trades, l1: Level, l2: Level | null, ownerKey: string, eff: number, gone: ReadonlySet<BookOrder> | null): void {
+function takeLevel(
+  res: Sweep,
+  tr: Trades,
+  l1: Level,
+  l2: Level | null,
+  ownerKey: string,
+  eff: number,
+  gone: ReadonlySet<BookOrder> | null,
+): void {
   const q1 = l1.q;
   const q2 = l2 ? l2.q : NONE;
   let i1 = l1.head;
@@ -118,12 +142,19 @@ function takeLevel(res: Sweep, tr: Trades, l1: Level, l2: Level | null, ownerKey
     while (i2 < q2.length && (!q2[i2].booked || (gone !== null && gone.has(q2[i2])))) i2++;
     let m: BookOrder;
     let crossAsset: boolean;
-    if (i1 < q1.length && (i2 >= q2.length || q1[i1].seq < q2[i2].seq)) { m = q1[i1++]; crossAsset = false; }
-    else if (i2 < q2.length) { m = q2[i2++]; crossAsset = true; }
-    else break;
+    if (i1 < q1.length && (i2 >= q2.length || q1[i1].seq < q2[i2].seq)) {
+      m = q1[i1++];
+      crossAsset = false;
+    } else if (i2 < q2.length) {
+      m = q2[i2++];
+      crossAsset = true;
+    } else break;
     if (m.ownerKey === ownerKey) continue;
     const x = crossAsset ? 1 : 0;
-    if (tr.open[x] < 0 || tr.legs[x] >= tr.cap[x]) { tr.open[x] = tr.n++; tr.legs[x] = 0; }
+    if (tr.open[x] < 0 || tr.legs[x] >= tr.cap[x]) {
+      tr.open[x] = tr.n++;
+      tr.legs[x] = 0;
+    }
     tr.legs[x]++;
     const qty = m.remaining < res.rem ? m.remaining : res.rem;
     res.fills.push({ maker: m, qty, crossAsset, eff, trade: tr.open[x] });

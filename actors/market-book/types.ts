@@ -8,9 +8,34 @@ import type { LastTrade, Market, OrderType, SettlementStatus, Side } from '../..
 
 // The commands and their replies are the topic's (topics/clob-commands.ts): the book decides what the wire carries.
 export type {
-  BookCommand, BookReply, CancelOrders, CancelReason, CancelReply, ConfigureMarket, ConfigureReply, EjectReply, Expire,
-  InvalidateOrders, InvalidateReply, LastTrade, Market, MarketInput, MarketStatus, OrderInput, OrderType, PlaceAccepted,
-  PlaceOrder, PlaceReply, RejectCode, Rejection, ReleaseDelayed, ReleaseReply, SettlementStatus, Side, StartGame, UpdateTrade,
+  BookCommand,
+  BookReply,
+  CancelOrders,
+  CancelReason,
+  CancelReply,
+  ConfigureMarket,
+  ConfigureReply,
+  EjectReply,
+  Expire,
+  InvalidateOrders,
+  InvalidateReply,
+  LastTrade,
+  Market,
+  MarketInput,
+  MarketStatus,
+  OrderInput,
+  OrderType,
+  PlaceAccepted,
+  PlaceOrder,
+  PlaceReply,
+  RejectCode,
+  Rejection,
+  ReleaseDelayed,
+  ReleaseReply,
+  SettlementStatus,
+  Side,
+  StartGame,
+  UpdateTrade,
   UpdateTradeReply,
 } from '../../topics/clob-commands.ts';
 
@@ -22,9 +47,16 @@ export const MICRO = 1_000_000;
 // ---- events ----------------------------------------------------------------------------------
 
 /** Reservation an order holds: BUY holds collateral, SELL holds its tokens. */
-export interface Reservation { asset: 'collateral' | string; amount: bigint }
+export interface Reservation {
+  asset: 'collateral' | string;
+  amount: bigint;
+}
 /** Reservation freed by an event (fill, cancel, ejection, invalidation). */
-export interface Release { owner: string; asset: 'collateral' | string; amount: bigint }
+export interface Release {
+  owner: string;
+  asset: 'collateral' | string;
+  amount: bigint;
+}
 
 /** A plain copy of an order (no links): what events carry and snapshots store. */
 export interface OrderData {
@@ -105,36 +137,58 @@ export interface OrderGone {
 export type BookEvent =
   | { type: 'MarketConfigured'; at: number; market: Market }
   | {
-    type: 'OrderPlaced'; at: number; order: OrderData;
-    /** LIVE: rests with `remaining` (even where the book then rests crossed: against the taker's own
-     *  orders, or prices beyond the distortion bound); MATCHED: filled on arrival, never rests. */
-    status: 'LIVE' | 'MATCHED';
-    reservation: Reservation;
-    /** Reservation consumed by the fills at arrival. */
-    release: Release;
-    tradeIds: string[];
-  }
+      type: 'OrderPlaced';
+      at: number;
+      order: OrderData;
+      /** LIVE: rests with `remaining` (even where the book then rests crossed: against the taker's own
+       *  orders, or prices beyond the distortion bound); MATCHED: filled on arrival, never rests. */
+      status: 'LIVE' | 'MATCHED';
+      reservation: Reservation;
+      /** Reservation consumed by the fills at arrival. */
+      release: Release;
+      tradeIds: string[];
+    }
   | {
-    type: 'OrderDelayed'; at: number; order: OrderData; releaseAt: number; mintMerge: boolean; distortionBound: number;
-    /** the PlaceOrder's cap, null (or absent, events from before it) when none */
-    maxMakersPerTrade?: number | null;
-    /** the PlaceOrder's MINT/MERGE cap; absent (events from before it): maxMakersPerTrade */
-    maxMakersPerMintMergeTrade?: number | null;
-    tradeId: string | null; reservation: Reservation;
-  }
+      type: 'OrderDelayed';
+      at: number;
+      order: OrderData;
+      releaseAt: number;
+      mintMerge: boolean;
+      distortionBound: number;
+      /** the PlaceOrder's cap, null (or absent, events from before it) when none */
+      maxMakersPerTrade?: number | null;
+      /** the PlaceOrder's MINT/MERGE cap; absent (events from before it): maxMakersPerTrade */
+      maxMakersPerMintMergeTrade?: number | null;
+      tradeId: string | null;
+      reservation: Reservation;
+    }
   | {
-    type: 'OrderUpdated'; at: number; orderId: string; owner: string; assetId: string; side: Side; price: number;
-    /** Matched by this trade. */
-    matched: bigint;
-    sizeMatched: bigint;
-    remaining: bigint;
-    status: 'LIVE' | 'MATCHED';
-    tradeId: string;
-    release: Release;
-  }
+      type: 'OrderUpdated';
+      at: number;
+      orderId: string;
+      owner: string;
+      assetId: string;
+      side: Side;
+      price: number;
+      /** Matched by this trade. */
+      matched: bigint;
+      sizeMatched: bigint;
+      remaining: bigint;
+      status: 'LIVE' | 'MATCHED';
+      tradeId: string;
+      release: Release;
+    }
   | { type: 'TradeMatched'; at: number; trade: TradeSummary }
   /** The settlement executor's news of a trade (no change to the book). */
-  | { type: 'TradeUpdated'; at: number; tradeId: string; status: SettlementStatus; transactionHash: string; attempt: number; reason: string | null }
+  | {
+      type: 'TradeUpdated';
+      at: number;
+      tradeId: string;
+      status: SettlementStatus;
+      transactionHash: string;
+      attempt: number;
+      reason: string | null;
+    }
   /** reason: 'user', 'heartbeat_timeout' (CancelOrders.reason); 'would_cross' only in ledgers from
    *  before a remainder always rested (the decider no longer produces it). */
   | (OrderGone & { type: 'OrderCancelled'; reason: string })
@@ -164,7 +218,11 @@ export interface BookOrder extends OrderData {
 }
 
 /** One price level: a FIFO queue (array + head index); dead entries are skipped, then compacted. */
-export interface Level { q: BookOrder[]; head: number; live: number }
+export interface Level {
+  q: BookOrder[];
+  head: number;
+  live: number;
+}
 
 export interface HeldOrder {
   order: OrderData;

@@ -23,19 +23,30 @@ export interface ParlayState {
   voided: boolean;
 }
 
-interface Apply { applyStatus: boolean; applyPayout: boolean }
+interface Apply {
+  applyStatus: boolean;
+  applyPayout: boolean;
+}
 
 export type ParlayEvent =
-  | (Extract<ParlayCommand, { type: 'ParlayCreated' }>)
+  | Extract<ParlayCommand, { type: 'ParlayCreated' }>
   | (Extract<ParlayCommand, { type: 'LegSettled' }> & Apply & { applyCounters: boolean })
   | (Extract<ParlayCommand, { type: 'ParlayClaimed' }> & Apply)
   | (Extract<ParlayCommand, { type: 'ParlayVoided' }> & Apply);
 
-
 const reply = (result: ParlayReply['result'], reason?: string): ParlayReply => (reason ? { result, reason } : { result });
 
 export const parlayDecider: Decider<ParlayState, ParlayCommand, ParlayEvent, ParlayReply> = {
-  initial: () => ({ exists: false, status: 'active', statusPos: null, countersPos: null, payoutPos: null, legs: [], claimed: false, voided: false }),
+  initial: () => ({
+    exists: false,
+    status: 'active',
+    statusPos: null,
+    countersPos: null,
+    payoutPos: null,
+    legs: [],
+    claimed: false,
+    voided: false,
+  }),
 
   decide(state, cmd) {
     if (cmd.type === 'ParlayCreated') {
@@ -49,7 +60,10 @@ export const parlayDecider: Decider<ParlayState, ParlayCommand, ParlayEvent, Par
       case 'LegSettled': {
         if (cmd.legIndex >= state.legs.length) return { events: [], reply: reply('rejected', `no leg ${cmd.legIndex}`) };
         if (state.legs[cmd.legIndex] !== 'pending') return { events: [], reply: reply('duplicate') };
-        return { events: [{ ...cmd, ...applies(state, cmd.pos), applyCounters: posAfter(cmd.pos, state.countersPos) }], reply: reply('applied') };
+        return {
+          events: [{ ...cmd, ...applies(state, cmd.pos), applyCounters: posAfter(cmd.pos, state.countersPos) }],
+          reply: reply('applied'),
+        };
       }
       case 'ParlayClaimed':
         if (state.claimed) return { events: [], reply: reply('duplicate') };
@@ -63,7 +77,16 @@ export const parlayDecider: Decider<ParlayState, ParlayCommand, ParlayEvent, Par
   evolve(state, e) {
     switch (e.type) {
       case 'ParlayCreated':
-        return { exists: true, status: 'active', statusPos: e.pos, countersPos: e.pos, payoutPos: e.pos, legs: e.legs.map(() => 'pending'), claimed: false, voided: false };
+        return {
+          exists: true,
+          status: 'active',
+          statusPos: e.pos,
+          countersPos: e.pos,
+          payoutPos: e.pos,
+          legs: e.legs.map(() => 'pending'),
+          claimed: false,
+          voided: false,
+        };
       case 'LegSettled': {
         const legs = state.legs.slice();
         legs[e.legIndex] = LEG_STATUS_CODES[e.legStatus] ?? 'pending';
@@ -83,7 +106,10 @@ function applies(state: ParlayState, pos: Pos): Apply {
 
 function moved(state: ParlayState, e: Apply & { pos: Pos }, status: ParlayStatus, counters: boolean): ParlayState {
   const next = { ...state };
-  if (e.applyStatus) { next.status = status; next.statusPos = e.pos; }
+  if (e.applyStatus) {
+    next.status = status;
+    next.statusPos = e.pos;
+  }
   if (e.applyPayout) next.payoutPos = e.pos;
   if (counters) next.countersPos = e.pos;
   return next;

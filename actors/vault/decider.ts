@@ -4,7 +4,10 @@
 import type { Decider } from '../../src/runtime/types.ts';
 import { posAfter, type ConfigFields, type Pos, type VaultCommand, type VaultReply, type VaultValues } from '../../topics/parlay-events.ts';
 
-export interface Field<T> { v: T; pos: Pos | null }
+export interface Field<T> {
+  v: T;
+  pos: Pos | null;
+}
 
 export interface VaultState {
   balance: Field<string>;
@@ -23,12 +26,21 @@ export interface VaultState {
   updatedAt: number;
 }
 
-type FieldName = 'balance' | 'totalStaked' | 'totalPaidOut' | 'totalExposure' | 'vaultAddress' | 'maxPayoutCap' | 'maxLegs' | 'minStake' | 'maxStake' | 'isActive';
+type FieldName =
+  | 'balance'
+  | 'totalStaked'
+  | 'totalPaidOut'
+  | 'totalExposure'
+  | 'vaultAddress'
+  | 'maxPayoutCap'
+  | 'maxLegs'
+  | 'minStake'
+  | 'maxStake'
+  | 'isActive';
 
 export type VaultEvent =
   | { type: 'ValuesSet'; at: number; values: Partial<{ [K in FieldName]: VaultState[K] }> }
   | { type: 'ConfigSet'; pos: Pos; at: number; config: ConfigFields };
-
 
 type Values = Extract<VaultEvent, { type: 'ValuesSet' }>['values'];
 type WithAt<C> = C & { at: number };
@@ -38,9 +50,19 @@ const MAX_POS = 2 ** 31 - 1;
 
 export const vaultDecider: Decider<VaultState, WithAt<VaultCommand>, VaultEvent, VaultReply> = {
   initial: () => ({
-    balance: field('0'), totalStaked: field('0'), totalPaidOut: field('0'), totalExposure: field('0'),
-    vaultAddress: field(''), maxPayoutCap: field('0'), maxLegs: field(0), minStake: field('0'), maxStake: field('0'),
-    isActive: field(true), config: null, latest: null, updatedAt: 0,
+    balance: field('0'),
+    totalStaked: field('0'),
+    totalPaidOut: field('0'),
+    totalExposure: field('0'),
+    vaultAddress: field(''),
+    maxPayoutCap: field('0'),
+    maxLegs: field(0),
+    minStake: field('0'),
+    maxStake: field('0'),
+    isActive: field(true),
+    config: null,
+    latest: null,
+    updatedAt: 0,
   }),
 
   decide(state, cmd) {
@@ -59,7 +81,11 @@ export const vaultDecider: Decider<VaultState, WithAt<VaultCommand>, VaultEvent,
         return { events: [{ type: 'ConfigSet', pos: cmd.pos, at: cmd.at, config: cmd.config }], reply: { result: 'applied' } };
       }
       case 'VaultPatch': {
-        const values = Object.fromEntries(Object.entries(cmd.fields).filter(([, v]) => v !== undefined).map(([k, v]) => [k, { v, pos: state.latest }])) as Values;
+        const values = Object.fromEntries(
+          Object.entries(cmd.fields)
+            .filter(([, v]) => v !== undefined)
+            .map(([k, v]) => [k, { v, pos: state.latest }]),
+        ) as Values;
         return { events: [{ type: 'ValuesSet', at: cmd.at, values }], reply: { result: 'applied' } };
       }
       case 'VaultSynced': {

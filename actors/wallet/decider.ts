@@ -5,7 +5,13 @@
 import type { Decider } from '../../src/runtime/types.ts';
 import type { WalletCommand, WalletReply } from '../../topics/wallet-commands.ts';
 
-export interface Reservation { asset: string; amount: string; market: string; confirmed: boolean; lapsesAt: number }
+export interface Reservation {
+  asset: string;
+  amount: string;
+  market: string;
+  confirmed: boolean;
+  lapsesAt: number;
+}
 
 export interface WalletState {
   balances: Record<string, { amount: string; slot: number }>;
@@ -59,9 +65,21 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
         }
         const free = available(s, cmd.asset, cmd.at);
         if (BigInt(cmd.amount) > free) {
-          return { events, reply: { ok: false, code: 'INSUFFICIENT_BALANCE', available: (free < 0n ? 0n : free).toString(), message: `maker amount ${cmd.amount} exceeds the unreserved balance ${free < 0n ? 0n : free}` } };
+          return {
+            events,
+            reply: {
+              ok: false,
+              code: 'INSUFFICIENT_BALANCE',
+              available: (free < 0n ? 0n : free).toString(),
+              message: `maker amount ${cmd.amount} exceeds the unreserved balance ${free < 0n ? 0n : free}`,
+            },
+          };
         }
-        events.push({ type: 'Reserved', orderId: cmd.orderId, reservation: { asset: cmd.asset, amount: cmd.amount, market: cmd.market, confirmed: false, lapsesAt: cmd.at + cmd.holdMs } });
+        events.push({
+          type: 'Reserved',
+          orderId: cmd.orderId,
+          reservation: { asset: cmd.asset, amount: cmd.amount, market: cmd.market, confirmed: false, lapsesAt: cmd.at + cmd.holdMs },
+        });
         return { events, reply: { ok: true, reserved: cmd.amount, available: (free - BigInt(cmd.amount)).toString() } };
       }
       case 'Confirm': {

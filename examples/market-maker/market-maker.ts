@@ -8,7 +8,16 @@
 // the stream resumes from its Last-Event-ID). The token renews on the client's timer.
 // With `takeEvery` it also crosses the spread now and then (at the live book's best): a load
 // generator. It never polls the book over REST: `stats.rest` counts its REST calls by route.
-import { ClobClient, decimal, micro, type BookMarket, type LedgerEvent, type MarketSubscription, type TradeSummary, type WalletKey } from '../../src/client/index.ts';
+import {
+  ClobClient,
+  decimal,
+  micro,
+  type BookMarket,
+  type LedgerEvent,
+  type MarketSubscription,
+  type TradeSummary,
+  type WalletKey,
+} from '../../src/client/index.ts';
 
 export interface MarketMakerOptions {
   urls: string | string[];
@@ -40,19 +49,43 @@ export interface MarketMakerOptions {
   minRequoteMs?: number;
 }
 
-export interface Fill { tradeId: string; orderId: string; role: 'MAKER' | 'TAKER'; amount: string; price: string }
+export interface Fill {
+  tradeId: string;
+  orderId: string;
+  role: 'MAKER' | 'TAKER';
+  amount: string;
+  price: string;
+}
 
 export interface MarketMakerStats {
-  cycles: number; placed: number; recovered: number; rejected: Record<string, number>; canceled: number;
-  notCanceled: Record<string, number>; takes: number; errors: number; fills: number; fromStream: number; fromRest: number;
-  signIns: number; reconnects: number; failovers: number; startedAt: number; stoppedAt?: number;
+  cycles: number;
+  placed: number;
+  recovered: number;
+  rejected: Record<string, number>;
+  canceled: number;
+  notCanceled: Record<string, number>;
+  takes: number;
+  errors: number;
+  fills: number;
+  fromStream: number;
+  fromRest: number;
+  signIns: number;
+  reconnects: number;
+  failovers: number;
+  startedAt: number;
+  stoppedAt?: number;
   /** Requotes a price_change of the live book triggered (the others' best bid or ask moved). */
   liveRequotes: number;
   /** REST calls by `METHOD route` (no book reads: the book is the live one). */
   rest: Record<string, number>;
 }
 
-interface Quote { id: string; side: 'BUY' | 'SELL'; price: string; size: string }
+interface Quote {
+  id: string;
+  side: 'BUY' | 'SELL';
+  price: string;
+  size: string;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,12 +115,37 @@ export class MarketMaker {
 
   constructor(private o: MarketMakerOptions) {
     this.client = new ClobClient({
-      urls: o.urls, wallet: o.wallet, renewAt: o.renewAt ?? 0.5, attempts: 12, retryDelayMs: 100,
-      onResponse: (r) => { const k = `${r.method.toUpperCase()} ${r.route}`; this.stats.rest[k] = (this.stats.rest[k] ?? 0) + 1; },
+      urls: o.urls,
+      wallet: o.wallet,
+      renewAt: o.renewAt ?? 0.5,
+      attempts: 12,
+      retryDelayMs: 100,
+      onResponse: (r) => {
+        const k = `${r.method.toUpperCase()} ${r.route}`;
+        this.stats.rest[k] = (this.stats.rest[k] ?? 0) + 1;
+      },
     });
     this.me = this.client.address.toLowerCase();
     this.rnd = o.random ?? Math.random;
-    this.stats = { cycles: 0, placed: 0, recovered: 0, rejected: {}, canceled: 0, notCanceled: {}, takes: 0, errors: 0, fills: 0, fromStream: 0, fromRest: 0, signIns: 0, reconnects: 0, failovers: 0, startedAt: Date.now(), liveRequotes: 0, rest: {} };
+    this.stats = {
+      cycles: 0,
+      placed: 0,
+      recovered: 0,
+      rejected: {},
+      canceled: 0,
+      notCanceled: {},
+      takes: 0,
+      errors: 0,
+      fills: 0,
+      fromStream: 0,
+      fromRest: 0,
+      signIns: 0,
+      reconnects: 0,
+      failovers: 0,
+      startedAt: Date.now(),
+      liveRequotes: 0,
+      rest: {},
+    };
   }
 
   get address(): string {
@@ -106,11 +164,14 @@ export class MarketMaker {
     this.market = m;
     this.fair = micro(this.o.mid ?? m.last_price ?? m.reference_price ?? '0.5');
     let opened: () => void;
-    const open = new Promise<void>((r) => { opened = r; });
+    const open = new Promise<void>((r) => {
+      opened = r;
+    });
     this.streamTask = this.follow(() => opened());
     await Promise.race([open, sleep(10_000)]);
     this.live = this.client.subscribeMarket([m.yes_token_id], {
-      signal: this.liveAbort.signal, onPriceChange: () => this.onBookChange(),
+      signal: this.liveAbort.signal,
+      onPriceChange: () => this.onBookChange(),
       onError: (e) => this.log(`market channel: ${e.message}`),
       onReconnect: (code) => this.log(`market channel reconnects (${code})`),
     });
@@ -122,8 +183,13 @@ export class MarketMaker {
   private async follow(opened: () => void): Promise<void> {
     try {
       for await (const ev of this.client.stream(this.o.market, {
-        from: 'now', signal: this.streamAbort.signal, onOpen: opened,
-        onReconnect: (why) => { this.stats.reconnects++; this.log(`stream reconnects (${why}) after ${this.lastEventId}`); },
+        from: 'now',
+        signal: this.streamAbort.signal,
+        onOpen: opened,
+        onReconnect: (why) => {
+          this.stats.reconnects++;
+          this.log(`stream reconnects (${why}) after ${this.lastEventId}`);
+        },
       })) {
         this.onEvent(ev);
       }
@@ -142,9 +208,11 @@ export class MarketMaker {
   private fillsOf(t: Pick<TradeSummary, 'id' | 'taker_order_id' | 'owner' | 'size' | 'price' | 'maker_orders'>): Fill[] {
     const out: Fill[] = [];
     for (const m of t.maker_orders) {
-      if (m.owner.toLowerCase() === this.me) out.push({ tradeId: t.id, orderId: m.order_id, role: 'MAKER', amount: m.matched_amount, price: m.price });
+      if (m.owner.toLowerCase() === this.me)
+        out.push({ tradeId: t.id, orderId: m.order_id, role: 'MAKER', amount: m.matched_amount, price: m.price });
     }
-    if (t.owner.toLowerCase() === this.me) out.push({ tradeId: t.id, orderId: t.taker_order_id, role: 'TAKER', amount: t.size, price: t.price });
+    if (t.owner.toLowerCase() === this.me)
+      out.push({ tradeId: t.id, orderId: t.taker_order_id, role: 'TAKER', amount: t.size, price: t.price });
     return out;
   }
 
@@ -164,7 +232,10 @@ export class MarketMaker {
     const b = this.live?.book(this.market.yes_token_id);
     if (!b) return { bid: null, ask: null };
     const mine = new Map<string, bigint>();
-    for (const q of this.quotes.values()) { const k = `${q.side}|${micro(q.price)}`; mine.set(k, (mine.get(k) ?? 0n) + micro(q.size)); }
+    for (const q of this.quotes.values()) {
+      const k = `${q.side}|${micro(q.price)}`;
+      mine.set(k, (mine.get(k) ?? 0n) + micro(q.size));
+    }
     const top = (levels: { price: string; size: string }[], side: 'BUY' | 'SELL') => {
       for (const l of levels) if (micro(l.size) > (mine.get(`${side}|${micro(l.price)}`) ?? 0n)) return micro(l.price);
       return null;
@@ -172,7 +243,10 @@ export class MarketMaker {
     return { bid: top(b.bids, 'BUY'), ask: top(b.asks, 'SELL') };
   }
 
-  private topKey(): string { const t = this.othersTop(); return `${t.bid}|${t.ask}`; }
+  private topKey(): string {
+    const t = this.othersTop();
+    return `${t.bid}|${t.ask}`;
+  }
 
   /** A price_change: requote now when the others' best bid or ask moved. */
   private onBookChange(): void {
@@ -206,10 +280,19 @@ export class MarketMaker {
         if (this.woken) {
           this.woken = false;
           // A wake whose top is what was quoted (its own quotes' messages came before their answers): wait on.
-          if (this.topKey() !== this.quotedTop) { live = true; break; }
+          if (this.topKey() !== this.quotedTop) {
+            live = true;
+            break;
+          }
           continue;
         }
-        await new Promise<void>((r) => { const t = setTimeout(r, left); this.wake = () => { clearTimeout(t); r(); }; });
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, left);
+          this.wake = () => {
+            clearTimeout(t);
+            r();
+          };
+        });
         this.wake = null;
       }
     }
@@ -313,7 +396,8 @@ export class MarketMaker {
    */
   async reconcile(): Promise<{ missing: Fill[]; extra: Fill[] }> {
     const ledger = new Map<string, Fill>();
-    for (const t of await this.client.allTrades({ market: this.o.market })) for (const f of this.fillsOf(t)) ledger.set(`${f.tradeId}:${f.orderId}`, f);
+    for (const t of await this.client.allTrades({ market: this.o.market }))
+      for (const f of this.fillsOf(t)) ledger.set(`${f.tradeId}:${f.orderId}`, f);
     const missing = [...ledger.entries()].filter(([k]) => !this.fills.has(k)).map(([, f]) => f);
     const extra = [...this.fills.entries()].filter(([k]) => !ledger.has(k)).map(([, f]) => f);
     for (const f of missing) if (this.record(f)) this.stats.fromRest++;
@@ -345,7 +429,8 @@ export class MarketMaker {
     let last = { missing: [] as Fill[], extra: [] as Fill[] };
     for (;;) {
       const ledger = new Map<string, Fill>();
-      for (const t of await this.client.allTrades({ market: this.o.market })) for (const f of this.fillsOf(t)) ledger.set(`${f.tradeId}:${f.orderId}`, f);
+      for (const t of await this.client.allTrades({ market: this.o.market }))
+        for (const f of this.fillsOf(t)) ledger.set(`${f.tradeId}:${f.orderId}`, f);
       const behind = [...ledger.keys()].filter((k) => !this.fills.has(k)).length;
       if (!behind || Date.now() > deadline) break;
       await sleep(300);

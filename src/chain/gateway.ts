@@ -23,7 +23,11 @@ export interface ChainGateway {
 }
 
 export class ChainError extends Error {
-  constructor(message: string, readonly custom?: number, readonly logs: string[] = []) {
+  constructor(
+    message: string,
+    readonly custom?: number,
+    readonly logs: string[] = [],
+  ) {
     super(message);
   }
 }
@@ -43,7 +47,10 @@ export function parseKeypair(text: string): Keypair {
 export class Web3Gateway implements ChainGateway {
   readonly connection: Connection;
 
-  constructor(rpcUrl: string, private authority: Keypair | null) {
+  constructor(
+    rpcUrl: string,
+    private authority: Keypair | null,
+  ) {
     this.connection = new Connection(rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true, fetch: nodeFetch as any });
   }
 
@@ -65,7 +72,13 @@ export class Web3Gateway implements ChainGateway {
     const res = await this.connection.getAccountInfoAndContext(ata, 'confirmed');
     if (!res.value) return { account: ata.toBase58(), amount: 0n, delegate: null, delegatedAmount: 0n, slot: res.context.slot };
     const acc = unpackAccount(ata, res.value);
-    return { account: ata.toBase58(), amount: acc.amount, delegate: acc.delegate?.toBase58() ?? null, delegatedAmount: acc.delegatedAmount, slot: res.context.slot };
+    return {
+      account: ata.toBase58(),
+      amount: acc.amount,
+      delegate: acc.delegate?.toBase58() ?? null,
+      delegatedAmount: acc.delegatedAmount,
+      slot: res.context.slot,
+    };
   }
 
   async vaultBalance(address: string) {
@@ -79,8 +92,10 @@ export class Web3Gateway implements ChainGateway {
     const { voidParlayInstruction } = await import('./program.ts');
     const ix = voidParlayInstruction({ authority: this.authority.publicKey, userToken, parlayId: BigInt(a.parlayId) });
     const { blockhash, lastValidBlockHeight } = await this.connection.getLatestBlockhash('confirmed');
-    const tx = new Transaction({ feePayer: this.authority.publicKey, blockhash, lastValidBlockHeight })
-      .add(ComputeBudgetProgram.setComputeUnitLimit({ units: 200_000 }), ix);
+    const tx = new Transaction({ feePayer: this.authority.publicKey, blockhash, lastValidBlockHeight }).add(
+      ComputeBudgetProgram.setComputeUnitLimit({ units: 200_000 }),
+      ix,
+    );
     tx.sign(this.authority);
     let signature: string;
     try {

@@ -11,8 +11,19 @@
 import http from 'node:http';
 import https from 'node:https';
 
-export interface LiteResponse { ok: boolean; status: number; statusText: string; text(): Promise<string>; json(): Promise<unknown> }
-export interface LiteInit { method?: string; body?: string; headers?: Record<string, string>; agent?: http.Agent }
+export interface LiteResponse {
+  ok: boolean;
+  status: number;
+  statusText: string;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+}
+export interface LiteInit {
+  method?: string;
+  body?: string;
+  headers?: Record<string, string>;
+  agent?: http.Agent;
+}
 
 /** How long one RPC request may go without a byte moving before it fails. */
 export const RPC_TIMEOUT_MS = 15_000;
@@ -37,7 +48,13 @@ function send(u: URL, init: LiteInit, body: Buffer | undefined, timeoutMs: numbe
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         const status = res.statusCode ?? 0;
-        resolve({ ok: status >= 200 && status < 300, status, statusText: res.statusMessage ?? '', text: async () => text, json: async () => JSON.parse(text) });
+        resolve({
+          ok: status >= 200 && status < 300,
+          status,
+          statusText: res.statusMessage ?? '',
+          text: async () => text,
+          json: async () => JSON.parse(text),
+        });
       });
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer from ${u.host} within ${timeoutMs} ms`)));

@@ -6,8 +6,14 @@
 // of the program that exits (robust to a missing line in between), found through a count of each
 // program's frames on the stack instead of a search of the stack; every frame is pushed and popped
 // at most once.
-export interface EventLine { index: number; data: string }
-export interface ProgramLogs { events: EventLine[]; truncated: boolean }
+export interface EventLine {
+  index: number;
+  data: string;
+}
+export interface ProgramLogs {
+  events: EventLine[];
+  truncated: boolean;
+}
 
 const INVOKE = /^Program (\S+) invoke \[(\d+)\]$/;
 const EXIT = /^Program (\S+) (success|failed)/;
@@ -20,7 +26,10 @@ export function programEventLines(logs: readonly string[], programId: string): P
   const events: EventLine[] = [];
   let truncated = false;
   for (const line of logs) {
-    if (line.startsWith('Log truncated')) { truncated = true; continue; }
+    if (line.startsWith('Log truncated')) {
+      truncated = true;
+      continue;
+    }
     if (!line.startsWith('Program ')) continue;
     const inv = INVOKE.exec(line);
     if (inv) {
@@ -34,7 +43,8 @@ export function programEventLines(logs: readonly string[], programId: string): P
       for (;;) {
         const top = stack.pop()!;
         const n = frames.get(top)! - 1;
-        if (n) frames.set(top, n); else frames.delete(top);
+        if (n) frames.set(top, n);
+        else frames.delete(top);
         if (top === exit[1]) break;
       }
       continue;

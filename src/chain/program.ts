@@ -32,7 +32,10 @@ export function u64Le(value: U64): Buffer {
 
 /** PDA of the program with its bump. */
 export function findProgramPda(seeds: (Buffer | Uint8Array | string)[], programId: PublicKey = PARLAY_PROGRAM_ID): [PublicKey, number] {
-  return PublicKey.findProgramAddressSync(seeds.map((s) => (typeof s === 'string' ? Buffer.from(s) : s)), programId);
+  return PublicKey.findProgramAddressSync(
+    seeds.map((s) => (typeof s === 'string' ? Buffer.from(s) : s)),
+    programId,
+  );
 }
 
 export function findConfigPda(programId: PublicKey = PARLAY_PROGRAM_ID): PublicKey {
@@ -97,16 +100,46 @@ export interface SettleLegArgs {
   legStatus: number;
 }
 
-interface ProgramOpt { programId?: PublicKey }
+interface ProgramOpt {
+  programId?: PublicKey;
+}
 
-export interface InitializeConfigAccounts extends ProgramOpt { authority: PublicKey; collateralMint: PublicKey }
-export interface UpdateConfigAccounts extends ProgramOpt { authority: PublicKey }
-export interface SeedVaultAccounts extends ProgramOpt { depositor: PublicKey; depositorToken: PublicKey; amount: U64 }
-export interface WithdrawVaultAccounts extends ProgramOpt { authority: PublicKey; recipientToken: PublicKey; amount: U64 }
-export interface CreateParlayAccounts extends ProgramOpt, CreateParlayArgs { user: PublicKey; userToken: PublicKey }
-export interface SettleLegAccounts extends ProgramOpt, SettleLegArgs { resolver: PublicKey; parlayId: U64; market: PublicKey }
-export interface ClaimParlayAccounts extends ProgramOpt { user: PublicKey; userToken: PublicKey; parlayId: U64 }
-export interface VoidParlayAccounts extends ProgramOpt { authority: PublicKey; userToken: PublicKey; parlayId: U64 }
+export interface InitializeConfigAccounts extends ProgramOpt {
+  authority: PublicKey;
+  collateralMint: PublicKey;
+}
+export interface UpdateConfigAccounts extends ProgramOpt {
+  authority: PublicKey;
+}
+export interface SeedVaultAccounts extends ProgramOpt {
+  depositor: PublicKey;
+  depositorToken: PublicKey;
+  amount: U64;
+}
+export interface WithdrawVaultAccounts extends ProgramOpt {
+  authority: PublicKey;
+  recipientToken: PublicKey;
+  amount: U64;
+}
+export interface CreateParlayAccounts extends ProgramOpt, CreateParlayArgs {
+  user: PublicKey;
+  userToken: PublicKey;
+}
+export interface SettleLegAccounts extends ProgramOpt, SettleLegArgs {
+  resolver: PublicKey;
+  parlayId: U64;
+  market: PublicKey;
+}
+export interface ClaimParlayAccounts extends ProgramOpt {
+  user: PublicKey;
+  userToken: PublicKey;
+  parlayId: U64;
+}
+export interface VoidParlayAccounts extends ProgramOpt {
+  authority: PublicKey;
+  userToken: PublicKey;
+  parlayId: U64;
+}
 
 // ---- encoding -------------------------------------------------------------------------------
 
@@ -128,97 +161,146 @@ function instruction(name: string, args: object, metas: [PublicKey, boolean, boo
 
 export function initializeConfigInstruction(a: InitializeConfigAccounts & InitializeConfigArgs): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('initialize_config', {
-    max_legs: a.maxLegs, min_stake: bn(a.minStake), max_stake: bn(a.maxStake), max_payout_cap: bn(a.maxPayoutCap),
-    exposure_ratio_bps: a.exposureRatioBps, house_edge_bps: a.houseEdgeBps,
-  }, [
-    [a.authority, true, true],
-    [findConfigPda(pid), false, true],
-    [findVaultPda(pid), false, true],
-    [a.collateralMint, false, false],
-    [SystemProgram.programId, false, false],
-    [TOKEN_PROGRAM_ID, false, false],
-  ], pid);
+  return instruction(
+    'initialize_config',
+    {
+      max_legs: a.maxLegs,
+      min_stake: bn(a.minStake),
+      max_stake: bn(a.maxStake),
+      max_payout_cap: bn(a.maxPayoutCap),
+      exposure_ratio_bps: a.exposureRatioBps,
+      house_edge_bps: a.houseEdgeBps,
+    },
+    [
+      [a.authority, true, true],
+      [findConfigPda(pid), false, true],
+      [findVaultPda(pid), false, true],
+      [a.collateralMint, false, false],
+      [SystemProgram.programId, false, false],
+      [TOKEN_PROGRAM_ID, false, false],
+    ],
+    pid,
+  );
 }
 
 export function updateConfigInstruction(a: UpdateConfigAccounts & UpdateConfigArgs): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('update_config', {
-    max_legs: opt(a.maxLegs), min_stake: optBn(a.minStake), max_stake: optBn(a.maxStake), max_payout_cap: optBn(a.maxPayoutCap),
-    exposure_ratio_bps: opt(a.exposureRatioBps), house_edge_bps: opt(a.houseEdgeBps), paused: opt(a.paused),
-  }, [
-    [a.authority, true, false],
-    [findConfigPda(pid), false, true],
-  ], pid);
+  return instruction(
+    'update_config',
+    {
+      max_legs: opt(a.maxLegs),
+      min_stake: optBn(a.minStake),
+      max_stake: optBn(a.maxStake),
+      max_payout_cap: optBn(a.maxPayoutCap),
+      exposure_ratio_bps: opt(a.exposureRatioBps),
+      house_edge_bps: opt(a.houseEdgeBps),
+      paused: opt(a.paused),
+    },
+    [
+      [a.authority, true, false],
+      [findConfigPda(pid), false, true],
+    ],
+    pid,
+  );
 }
 
 export function seedVaultInstruction(a: SeedVaultAccounts): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('seed_vault', { amount: bn(a.amount) }, [
-    [a.depositor, true, true],
-    [a.depositorToken, false, true],
-    [findConfigPda(pid), false, false],
-    [findVaultPda(pid), false, true],
-    [TOKEN_PROGRAM_ID, false, false],
-  ], pid);
+  return instruction(
+    'seed_vault',
+    { amount: bn(a.amount) },
+    [
+      [a.depositor, true, true],
+      [a.depositorToken, false, true],
+      [findConfigPda(pid), false, false],
+      [findVaultPda(pid), false, true],
+      [TOKEN_PROGRAM_ID, false, false],
+    ],
+    pid,
+  );
 }
 
 export function withdrawVaultInstruction(a: WithdrawVaultAccounts): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('withdraw_vault', { amount: bn(a.amount) }, [
-    [a.authority, true, false],
-    [a.recipientToken, false, true],
-    [findConfigPda(pid), false, false],
-    [findVaultPda(pid), false, true],
-    [TOKEN_PROGRAM_ID, false, false],
-  ], pid);
+  return instruction(
+    'withdraw_vault',
+    { amount: bn(a.amount) },
+    [
+      [a.authority, true, false],
+      [a.recipientToken, false, true],
+      [findConfigPda(pid), false, false],
+      [findVaultPda(pid), false, true],
+      [TOKEN_PROGRAM_ID, false, false],
+    ],
+    pid,
+  );
 }
 
 export function createParlayInstruction(a: CreateParlayAccounts): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('create_parlay', { parlay_id: bn(a.parlayId), stake: bn(a.stake), legs: a.legs.map(legToIdl) }, [
-    [a.user, true, true],
-    [a.userToken, false, true],
-    [findConfigPda(pid), false, true],
-    [findVaultPda(pid), false, true],
-    [findParlayPda(a.parlayId, pid), false, true],
-    [SystemProgram.programId, false, false],
-    [TOKEN_PROGRAM_ID, false, false],
-  ], pid);
+  return instruction(
+    'create_parlay',
+    { parlay_id: bn(a.parlayId), stake: bn(a.stake), legs: a.legs.map(legToIdl) },
+    [
+      [a.user, true, true],
+      [a.userToken, false, true],
+      [findConfigPda(pid), false, true],
+      [findVaultPda(pid), false, true],
+      [findParlayPda(a.parlayId, pid), false, true],
+      [SystemProgram.programId, false, false],
+      [TOKEN_PROGRAM_ID, false, false],
+    ],
+    pid,
+  );
 }
 
 export function settleLegInstruction(a: SettleLegAccounts): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('settle_leg', { leg_index: a.legIndex, leg_status: a.legStatus }, [
-    [a.resolver, true, false],
-    [findConfigPda(pid), false, true],
-    [findParlayPda(a.parlayId, pid), false, true],
-    [a.market, false, false],
-  ], pid);
+  return instruction(
+    'settle_leg',
+    { leg_index: a.legIndex, leg_status: a.legStatus },
+    [
+      [a.resolver, true, false],
+      [findConfigPda(pid), false, true],
+      [findParlayPda(a.parlayId, pid), false, true],
+      [a.market, false, false],
+    ],
+    pid,
+  );
 }
 
 export function claimParlayInstruction(a: ClaimParlayAccounts): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('claim_parlay', {}, [
-    [a.user, true, true],
-    [a.userToken, false, true],
-    [findConfigPda(pid), false, true],
-    [findVaultPda(pid), false, true],
-    [findParlayPda(a.parlayId, pid), false, true],
-    [TOKEN_PROGRAM_ID, false, false],
-  ], pid);
+  return instruction(
+    'claim_parlay',
+    {},
+    [
+      [a.user, true, true],
+      [a.userToken, false, true],
+      [findConfigPda(pid), false, true],
+      [findVaultPda(pid), false, true],
+      [findParlayPda(a.parlayId, pid), false, true],
+      [TOKEN_PROGRAM_ID, false, false],
+    ],
+    pid,
+  );
 }
 
 export function voidParlayInstruction(a: VoidParlayAccounts): TransactionInstruction {
   const pid = a.programId ?? PARLAY_PROGRAM_ID;
-  return instruction('void_parlay', {}, [
-    [a.authority, true, false],
-    [a.userToken, false, true],
-    [findConfigPda(pid), false, true],
-    [findVaultPda(pid), false, true],
-    [findParlayPda(a.parlayId, pid), false, true],
-    [TOKEN_PROGRAM_ID, false, false],
-  ], pid);
+  return instruction(
+    'void_parlay',
+    {},
+    [
+      [a.authority, true, false],
+      [a.userToken, false, true],
+      [findConfigPda(pid), false, true],
+      [findVaultPda(pid), false, true],
+      [findParlayPda(a.parlayId, pid), false, true],
+      [TOKEN_PROGRAM_ID, false, false],
+    ],
+    pid,
+  );
 }
 
 // ---- account decoding -----------------------------------------------------------------------
@@ -251,7 +333,10 @@ export function decodeParlayAccount(data: Buffer | Uint8Array): ParlayAccountDat
     actualPayout: big(raw.actual_payout),
     status: raw.status,
     legs: raw.legs.map((l: { market_id: BN; market: PublicKey; outcome: number; probability: number }) => ({
-      marketId: big(l.market_id), market: l.market, outcome: l.outcome, probability: l.probability,
+      marketId: big(l.market_id),
+      market: l.market,
+      outcome: l.outcome,
+      probability: l.probability,
     })),
     legStatus: [...(raw.leg_status as Buffer)],
     createdAt: big(raw.created_at),

@@ -21,10 +21,18 @@
 // idempotent creations (planAccountCreations), which move no funds; so the settlement
 // transaction stays small (the book's maker caps follow from its size, src/settlement/README.md).
 import {
-  ComputeBudgetProgram, PublicKey, TransactionMessage, VersionedTransaction, type Keypair, type TransactionInstruction,
+  ComputeBudgetProgram,
+  PublicKey,
+  TransactionMessage,
+  VersionedTransaction,
+  type Keypair,
+  type TransactionInstruction,
 } from '@solana/web3.js';
 import {
-  createAssociatedTokenAccountIdempotentInstruction, createBurnInstruction, createMintToInstruction, createTransferInstruction,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createBurnInstruction,
+  createMintToInstruction,
+  createTransferInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import bs58 from 'bs58';
@@ -74,7 +82,11 @@ export interface PlannedSettlement {
 }
 
 /** An associated token account a settlement credits: its address, owner and mint. */
-export interface Destination { account: PublicKey; owner: PublicKey; mint: PublicKey }
+export interface Destination {
+  account: PublicKey;
+  owner: PublicKey;
+  mint: PublicKey;
+}
 
 const pk = (s: string | PublicKey) => (typeof s === 'string' ? new PublicKey(s) : s);
 export const ataOf = (mint: PublicKey | string, owner: PublicKey | string) => getAssociatedTokenAddressSync(pk(mint), pk(owner), true);
@@ -95,7 +107,10 @@ export function planSettlement(t: SettlementTrade, a: SettlementAccounts): Plann
     dests.set(account.toBase58(), { account, owner, mint });
     return account;
   };
-  const push = (ix: TransactionInstruction, who: string | null) => { body.push(ix); blame.push(who); };
+  const push = (ix: TransactionInstruction, who: string | null) => {
+    body.push(ix);
+    blame.push(who);
+  };
   const transfer = (mint: PublicKey, from: PublicKey, to: PublicKey, amount: bigint, who: string | null) => {
     if (amount <= 0n) return;
     const src = from.equals(a.delegate) ? escrowOf(a) : ataOf(mint, from);
@@ -168,7 +183,10 @@ export function planAccountCreations(payer: Keypair, missing: Destination[]): Tr
   const out: TransactionInstruction[][] = [];
   const fits = (ixs: TransactionInstruction[]) => {
     try {
-      return signWithBudget(payer, ixs, { blockhash: SIZE_PROBE_BLOCKHASH, cuLimit: MAX_COMPUTE_UNITS, cuPrice: 1n }).raw.length <= MAX_TRANSACTION_BYTES;
+      return (
+        signWithBudget(payer, ixs, { blockhash: SIZE_PROBE_BLOCKHASH, cuLimit: MAX_COMPUTE_UNITS, cuPrice: 1n }).raw.length <=
+        MAX_TRANSACTION_BYTES
+      );
     } catch {
       return false; // too large to serialize
     }
@@ -176,7 +194,10 @@ export function planAccountCreations(payer: Keypair, missing: Destination[]): Tr
   let cur: TransactionInstruction[] = [];
   for (const d of missing) {
     const ix = createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, d.account, d.owner, d.mint);
-    if (cur.length && !fits([...cur, ix])) { out.push(cur); cur = []; }
+    if (cur.length && !fits([...cur, ix])) {
+      out.push(cur);
+      cur = [];
+    }
     cur.push(ix);
   }
   if (cur.length) out.push(cur);
@@ -199,7 +220,13 @@ export function planMint(owner: PublicKey, yes: PublicKey, no: PublicKey, amount
 }
 
 /** merge_tokens (SPEC 4.3): n YES and n NO of `owner` burnt, n collateral paid out of escrow. */
-export function planMerge(owner: PublicKey, yes: PublicKey, no: PublicKey, amount: bigint, a: SettlementAccounts): TransactionInstruction[] {
+export function planMerge(
+  owner: PublicKey,
+  yes: PublicKey,
+  no: PublicKey,
+  amount: bigint,
+  a: SettlementAccounts,
+): TransactionInstruction[] {
   const C = a.collateralMint;
   return [
     createAssociatedTokenAccountIdempotentInstruction(a.delegate, ataOf(C, owner), owner, C),
@@ -219,12 +246,21 @@ export function estimateComputeUnits(instructions: TransactionInstruction[]): nu
 export const MAX_COMPUTE_UNITS = 1_400_000;
 const TOKEN_PROGRAM = new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
 
-export interface SignedSettlement { signature: string; raw: Buffer; tx: VersionedTransaction }
+export interface SignedSettlement {
+  signature: string;
+  raw: Buffer;
+  tx: VersionedTransaction;
+}
 
 /** Signs `instructions` behind a ComputeBudget limit and price (micro-lamports per unit). */
-export function signWithBudget(payer: Keypair, instructions: TransactionInstruction[], o: { blockhash: string; cuLimit: number; cuPrice: bigint }): SignedSettlement {
+export function signWithBudget(
+  payer: Keypair,
+  instructions: TransactionInstruction[],
+  o: { blockhash: string; cuLimit: number; cuPrice: bigint },
+): SignedSettlement {
   const message = new TransactionMessage({
-    payerKey: payer.publicKey, recentBlockhash: o.blockhash,
+    payerKey: payer.publicKey,
+    recentBlockhash: o.blockhash,
     instructions: [
       ComputeBudgetProgram.setComputeUnitLimit({ units: o.cuLimit }),
       ComputeBudgetProgram.setComputeUnitPrice({ microLamports: o.cuPrice }),

@@ -17,7 +17,11 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Connection, PublicKey, Transaction, sendAndConfirmTransaction, type Keypair } from '@solana/web3.js';
 import {
-  createApproveInstruction, createAssociatedTokenAccountIdempotentInstruction, createRevokeInstruction, getAssociatedTokenAddressSync, unpackAccount,
+  createApproveInstruction,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createRevokeInstruction,
+  getAssociatedTokenAddressSync,
+  unpackAccount,
 } from '@solana/spl-token';
 import { z } from 'zod';
 import { parseKeypair } from '../chain/gateway.ts';
@@ -25,18 +29,30 @@ import { parseKeypair } from '../chain/gateway.ts';
 const USAGE = `usage: allowance <set|show|revoke> --keypair <file> --rpc <url> [--delegate <pubkey>] [--service <url>]
        [--market <condition id>]... [--mint <mint>]... [--collateral-mint <mint>] [--amount <units>|max]`;
 
-const base58 = z.string().refine((s) => { try { new PublicKey(s); return true; } catch { return false; } }, 'not a base58 public key');
-const args = z.object({
-  command: z.enum(['set', 'show', 'revoke']),
-  keypair: z.string().min(1, '--keypair <file> is required'),
-  rpc: z.string().url('--rpc must be a URL'),
-  delegate: base58.optional(),
-  service: z.string().url('--service must be a URL').optional(),
-  market: z.array(z.string().regex(/^0x[0-9a-fA-F]{64}$/, '--market is a condition id: 0x + 64 hex digits')).default([]),
-  mint: z.array(base58).default([]),
-  'collateral-mint': base58.optional(),
-  amount: z.string().regex(/^(max|\d{1,13}(\.\d{1,6})?)$/, '--amount is token units with at most 6 decimals, or max').optional(),
-}).refine((a) => a.command !== 'set' || a.amount !== undefined, { message: 'set needs --amount', path: ['amount'] })
+const base58 = z.string().refine((s) => {
+  try {
+    new PublicKey(s);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'not a base58 public key');
+const args = z
+  .object({
+    command: z.enum(['set', 'show', 'revoke']),
+    keypair: z.string().min(1, '--keypair <file> is required'),
+    rpc: z.string().url('--rpc must be a URL'),
+    delegate: base58.optional(),
+    service: z.string().url('--service must be a URL').optional(),
+    market: z.array(z.string().regex(/^0x[0-9a-fA-F]{64}$/, '--market is a condition id: 0x + 64 hex digits')).default([]),
+    mint: z.array(base58).default([]),
+    'collateral-mint': base58.optional(),
+    amount: z
+      .string()
+      .regex(/^(max|\d{1,13}(\.\d{1,6})?)$/, '--amount is token units with at most 6 decimals, or max')
+      .optional(),
+  })
+  .refine((a) => a.command !== 'set' || a.amount !== undefined, { message: 'set needs --amount', path: ['amount'] })
   .refine((a) => a.market.length === 0 || a.service, { message: '--market needs --service (to look the market up)', path: ['market'] });
 
 export type AllowanceArgs = z.infer<typeof args>;
@@ -75,7 +91,10 @@ export async function runAllowance(a: AllowanceArgs, out: (line: string) => void
   }
   if (!mints.size) throw new Error('no token account to act on: pass --mint, --collateral-mint, or --service (and --market)');
   const conn = new Connection(a.rpc, 'confirmed');
-  const accounts = [...mints].map((m) => ({ mint: new PublicKey(m), account: getAssociatedTokenAddressSync(new PublicKey(m), owner.publicKey, true) }));
+  const accounts = [...mints].map((m) => ({
+    mint: new PublicKey(m),
+    account: getAssociatedTokenAddressSync(new PublicKey(m), owner.publicKey, true),
+  }));
   if (a.command !== 'show') {
     const infos = await conn.getMultipleAccountsInfo(accounts.map((x) => x.account));
     const tx = new Transaction();
@@ -94,20 +113,35 @@ export async function runAllowance(a: AllowanceArgs, out: (line: string) => void
     const info = infos[i];
     const acc = info ? unpackAccount(x.account, info) : null;
     const current = acc?.delegate?.toBase58() ?? null;
-    out(JSON.stringify({
-      wallet: owner.publicKey.toBase58(), mint: x.mint.toBase58(), account: x.account.toBase58(), exists: !!acc,
-      balance: (acc?.amount ?? 0n).toString(), delegate: current, delegated_amount: (acc?.delegatedAmount ?? 0n).toString(),
-      ...(delegate ? { is_settlement_delegate: current === delegate } : {}),
-    }));
+    out(
+      JSON.stringify({
+        wallet: owner.publicKey.toBase58(),
+        mint: x.mint.toBase58(),
+        account: x.account.toBase58(),
+        exists: !!acc,
+        balance: (acc?.amount ?? 0n).toString(),
+        delegate: current,
+        delegated_amount: (acc?.delegatedAmount ?? 0n).toString(),
+        ...(delegate ? { is_settlement_delegate: current === delegate } : {}),
+      }),
+    );
   });
 }
 
 export function parseAllowanceArgs(argv: string[]): AllowanceArgs {
   const { positionals, values } = parseArgs({
-    args: argv, allowPositionals: true, strict: true,
+    args: argv,
+    allowPositionals: true,
+    strict: true,
     options: {
-      keypair: { type: 'string' }, rpc: { type: 'string' }, delegate: { type: 'string' }, service: { type: 'string' },
-      market: { type: 'string', multiple: true }, mint: { type: 'string', multiple: true }, 'collateral-mint': { type: 'string' }, amount: { type: 'string' },
+      keypair: { type: 'string' },
+      rpc: { type: 'string' },
+      delegate: { type: 'string' },
+      service: { type: 'string' },
+      market: { type: 'string', multiple: true },
+      mint: { type: 'string', multiple: true },
+      'collateral-mint': { type: 'string' },
+      amount: { type: 'string' },
     },
   });
   const r = args.safeParse({ command: positionals[0], ...values });

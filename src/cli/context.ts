@@ -14,7 +14,10 @@ export type { Db } from '../db.ts';
 import type { Db } from '../db.ts';
 
 export class OpsError extends Error {
-  constructor(message: string, readonly exitCode = 2) {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
     super(message);
   }
 }
@@ -41,27 +44,55 @@ export function opsConfig(env: Record<string, string | undefined> = environment(
   return loadConfig({ PLATFORM_JWT_SECRET: 'ops-unused', CLOB_JWT_SECRET: 'ops-unused', CLOB_INTERNAL_TOKEN: 'ops-unused', ...env });
 }
 
-export async function openContext(env: Record<string, string | undefined> = environment(), o: { needKafka?: boolean } = {}): Promise<OpsContext> {
+export async function openContext(
+  env: Record<string, string | undefined> = environment(),
+  o: { needKafka?: boolean } = {},
+): Promise<OpsContext> {
   const cfg = opsConfig(env);
-  if (!cfg.databaseUrl) throw new OpsError('DATABASE_URL is required: ops commands work on the PostgreSQL database of a cluster (stop an embedded node and use its DATABASE_URL otherwise)');
+  if (!cfg.databaseUrl)
+    throw new OpsError(
+      'DATABASE_URL is required: ops commands work on the PostgreSQL database of a cluster (stop an embedded node and use its DATABASE_URL otherwise)',
+    );
   if (o.needKafka && !cfg.kafkaBrokers) throw new OpsError('KAFKA_BROKERS is required: this command reads the command topics');
   const orm = await openOrm({ databaseUrl: cfg.databaseUrl, poolMax: 4 });
   await migrate(orm, cfg.databaseUrl);
   const db = () => orm.em.fork() as unknown as Db;
-  const topics = { parlay: cfg.topicPrefix + TOPICS.parlayEvents, book: cfg.topicPrefix + TOPICS.clobCommands, wallet: cfg.topicPrefix + TOPICS.walletCommands };
+  const topics = {
+    parlay: cfg.topicPrefix + TOPICS.parlayEvents,
+    book: cfg.topicPrefix + TOPICS.clobCommands,
+    wallet: cfg.topicPrefix + TOPICS.walletCommands,
+  };
   const clientId = `ops-${hostname()}-${process.pid}`;
   const log = {
     info: (_o: object, _m?: string) => undefined,
-    warn: (obj: object, m?: string) => { if (env.OPS_VERBOSE) process.stderr.write(`warn: ${m ?? ''} ${JSON.stringify(obj)}\n`); },
-    error: (obj: object, m?: string) => { process.stderr.write(`error: ${m ?? ''} ${safe(obj)}\n`); },
+    warn: (obj: object, m?: string) => {
+      if (env.OPS_VERBOSE) process.stderr.write(`warn: ${m ?? ''} ${JSON.stringify(obj)}\n`);
+    },
+    error: (obj: object, m?: string) => {
+      process.stderr.write(`error: ${m ?? ''} ${safe(obj)}\n`);
+    },
   };
   let bus: KafkaBus | null = null;
   return {
-    cfg, orm, db, store: new SqlRuntimeStore(orm), groupId: cfg.topicPrefix + cfg.groupId, topics, clientId, log,
+    cfg,
+    orm,
+    db,
+    store: new SqlRuntimeStore(orm),
+    groupId: cfg.topicPrefix + cfg.groupId,
+    topics,
+    clientId,
+    log,
     kinds: [...parlayKinds(topics.parlay), ...clobKinds({ bookTopic: topics.book, walletTopic: topics.wallet })],
     bus() {
       if (!cfg.kafkaBrokers) throw new OpsError('KAFKA_BROKERS is required');
-      bus ??= new KafkaBus({ brokers: cfg.kafkaBrokers, clientId, log, replicationFactor: cfg.topicReplication, sessionTimeoutMs: cfg.kafkaSessionTimeoutMs, heartbeatIntervalMs: Math.max(100, Math.floor(cfg.kafkaSessionTimeoutMs / 10)) });
+      bus ??= new KafkaBus({
+        brokers: cfg.kafkaBrokers,
+        clientId,
+        log,
+        replicationFactor: cfg.topicReplication,
+        sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
+        heartbeatIntervalMs: Math.max(100, Math.floor(cfg.kafkaSessionTimeoutMs / 10)),
+      });
       return bus;
     },
     async close() {

@@ -39,8 +39,16 @@ function view(r: any): DeadLetterView {
   const m = RUNTIME_SOURCE.exec(r.source);
   const iso = (d: unknown) => (d === null || d === undefined ? null : new Date(d as string).toISOString());
   return {
-    id: String(r.id), source: r.source, topic: m ? m[1] : null, partition: m ? Number(m[2]) : null, offset: m ? m[3] : null,
-    key: r.record_key ?? null, reason: r.reason, payload: r.payload, created_at: iso(r.created_at)!, replayed_at: iso(r.replayed_at),
+    id: String(r.id),
+    source: r.source,
+    topic: m ? m[1] : null,
+    partition: m ? Number(m[2]) : null,
+    offset: m ? m[3] : null,
+    key: r.record_key ?? null,
+    reason: r.reason,
+    payload: r.payload,
+    created_at: iso(r.created_at)!,
+    replayed_at: iso(r.replayed_at),
   };
 }
 
@@ -48,18 +56,31 @@ function where(ctx: OpsContext, f: DeadLetterFilter): { sql: string; params: unk
   const parts: string[] = [];
   const params: unknown[] = [];
   // Prefix compares, not LIKE: topic names carry `_` and `.`.
-  if (f.topic) { const p = `${ctx.cfg.topicPrefix}${f.topic}/`; parts.push('left(source, ?) = ?'); params.push(p.length, p); }
-  if (f.source) { parts.push('left(source, ?) = ?'); params.push(f.source.length, f.source); }
+  if (f.topic) {
+    const p = `${ctx.cfg.topicPrefix}${f.topic}/`;
+    parts.push('left(source, ?) = ?');
+    params.push(p.length, p);
+  }
+  if (f.source) {
+    parts.push('left(source, ?) = ?');
+    params.push(f.source.length, f.source);
+  }
   if (f.pending) parts.push('replayed_at is null');
   return { sql: parts.length ? `where ${parts.join(' and ')}` : '', params };
 }
 
-export async function listDeadLetters(ctx: OpsContext, f: DeadLetterFilter): Promise<{ count: number; total: number; dead_letters: DeadLetterView[] }> {
+export async function listDeadLetters(
+  ctx: OpsContext,
+  f: DeadLetterFilter,
+): Promise<{ count: number; total: number; dead_letters: DeadLetterView[] }> {
   const limit = f.limit ?? 100;
   if (limit < 1 || limit > LIST_LIMIT_MAX) throw new OpsError(`--limit must be between 1 and ${LIST_LIMIT_MAX}`);
   const w = where(ctx, f);
   const db = ctx.db();
-  const rows = await db.execute(`select id, source, reason, payload, record_key, created_at, replayed_at from dead_letters ${w.sql} order by id limit ?`, [...w.params, limit]);
+  const rows = await db.execute(
+    `select id, source, reason, payload, record_key, created_at, replayed_at from dead_letters ${w.sql} order by id limit ?`,
+    [...w.params, limit],
+  );
   const total = await db.execute(`select count(*)::int as n from dead_letters ${w.sql}`, w.params);
   return { count: rows.length, total: total[0].n, dead_letters: rows.map(view) };
 }
@@ -85,23 +106,39 @@ export async function replayDeadLetters(ctx: OpsContext, o: ReplayDeadLettersOpt
   const db = ctx.db();
   let rows: any[];
   if (o.id !== undefined) {
-    rows = await db.execute('select id, source, reason, payload, record_key, created_at, replayed_at from dead_letters where id = ?', [o.id]);
+    rows = await db.execute('select id, source, reason, payload, record_key, created_at, replayed_at from dead_letters where id = ?', [
+      o.id,
+    ]);
     if (!rows.length) throw new OpsError(`no dead letter ${o.id}`);
     const v = view(rows[0]);
-    if (!v.topic) throw new OpsError(`dead letter ${o.id} (${v.source}) did not come off a topic: replay webhook deliveries with reconcile`);
-    if (!v.key) throw new OpsError(`dead letter ${o.id} has no stored key (dead-lettered before keys were kept): cannot be re-sent to its partition`);
+    if (!v.topic)
+      throw new OpsError(`dead letter ${o.id} (${v.source}) did not come off a topic: replay webhook deliveries with reconcile`);
+    if (!v.key)
+      throw new OpsError(`dead letter ${o.id} has no stored key (dead-lettered before keys were kept): cannot be re-sent to its partition`);
     if (v.replayed_at && !o.force) throw new OpsError(`dead letter ${o.id} was replayed at ${v.replayed_at} (--force replays it again)`);
   } else {
     const w = where(ctx, { ...o, pending: true });
-    rows = await db.execute(`select id, source, reason, payload, record_key, created_at, replayed_at from dead_letters ${w.sql} order by id`, w.params);
+    rows = await db.execute(
+      `select id, source, reason, payload, record_key, created_at, replayed_at from dead_letters ${w.sql} order by id`,
+      w.params,
+    );
   }
   const out: ReplayDeadLettersResult = { status: 'done', replayed: [], skipped: [] };
   const bus = ctx.bus();
   for (const row of rows) {
-    if (o.signal.aborted) { out.status = 'interrupted'; break; }
+    if (o.signal.aborted) {
+      out.status = 'interrupted';
+      break;
+    }
     const v = view(row);
-    if (!v.topic) { out.skipped.push({ id: v.id, source: v.source, why: 'not from a topic (webhook: use reconcile)' }); continue; }
-    if (!v.key) { out.skipped.push({ id: v.id, source: v.source, why: 'no stored key' }); continue; }
+    if (!v.topic) {
+      out.skipped.push({ id: v.id, source: v.source, why: 'not from a topic (webhook: use reconcile)' });
+      continue;
+    }
+    if (!v.key) {
+      out.skipped.push({ id: v.id, source: v.source, why: 'no stored key' });
+      continue;
+    }
     // Its envelope as it was (same idempotency key, same time), without the reply headers: its asker is long gone.
     await bus.send(v.topic, [{ key: v.key, value: v.payload }]);
     await db.execute('update dead_letters set replayed_at = now() where id = ?', [v.id]);

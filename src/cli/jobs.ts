@@ -15,7 +15,13 @@ export interface Job<P = any, S = any> {
 const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
 function row<P, S>(r: any): Job<P, S> {
-  return { ...r, params: parse(r.params), state: parse(r.state), created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString() };
+  return {
+    ...r,
+    params: parse(r.params),
+    state: parse(r.state),
+    created_at: new Date(r.created_at).toISOString(),
+    updated_at: new Date(r.updated_at).toISOString(),
+  };
 }
 
 export async function getJob<P, S>(db: Db, id: string): Promise<Job<P, S> | null> {
@@ -39,5 +45,9 @@ export async function createJob<P, S>(db: Db, id: string, kind: string, params: 
 }
 
 export async function saveJob(db: Db, job: Job): Promise<void> {
-  await db.execute('update ops_jobs set status = ?, state = ?::jsonb, updated_at = now() where id = ?', [job.status, JSON.stringify(job.state), job.id]);
+  await db.execute('update ops_jobs set status = ?, state = ?::jsonb, updated_at = now() where id = ?', [
+    job.status,
+    JSON.stringify(job.state),
+    job.id,
+  ]);
 }

@@ -49,13 +49,31 @@ common options: --quiet (no progress), --help`;
 
 export async function main(argv: string[], env: Record<string, string | undefined> = environment()): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv, allowPositionals: true, strict: true,
+    args: argv,
+    allowPositionals: true,
+    strict: true,
     options: {
-      'since-slot': { type: 'string' }, 'until-slot': { type: 'string' }, rpc: { type: 'string' }, 'webhook-url': { type: 'string' },
-      'webhook-secret': { type: 'string' }, page: { type: 'string' }, batch: { type: 'string' }, 'pace-ms': { type: 'string' },
-      restart: { type: 'boolean' }, force: { type: 'boolean' }, topic: { type: 'string' }, partition: { type: 'string' },
-      kind: { type: 'string' }, key: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      source: { type: 'string' }, pending: { type: 'boolean' }, limit: { type: 'string' }, id: { type: 'string' }, all: { type: 'boolean' },
+      'since-slot': { type: 'string' },
+      'until-slot': { type: 'string' },
+      rpc: { type: 'string' },
+      'webhook-url': { type: 'string' },
+      'webhook-secret': { type: 'string' },
+      page: { type: 'string' },
+      batch: { type: 'string' },
+      'pace-ms': { type: 'string' },
+      restart: { type: 'boolean' },
+      force: { type: 'boolean' },
+      topic: { type: 'string' },
+      partition: { type: 'string' },
+      kind: { type: 'string' },
+      key: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      source: { type: 'string' },
+      pending: { type: 'boolean' },
+      limit: { type: 'string' },
+      id: { type: 'string' },
+      all: { type: 'boolean' },
     },
   });
   const command = positionals[0];
@@ -64,7 +82,10 @@ export async function main(argv: string[], env: Record<string, string | undefine
     return command || values.help ? 0 : 2;
   }
   const int = (name: string, v: string | undefined, required = false): number | undefined => {
-    if (v === undefined) { if (required) throw new OpsError(`--${name} is required`); return undefined; }
+    if (v === undefined) {
+      if (required) throw new OpsError(`--${name} is required`);
+      return undefined;
+    }
     if (!/^\d+$/.test(v)) throw new OpsError(`--${name} must be a non-negative integer`);
     return Number(v);
   };
@@ -87,9 +108,15 @@ export async function main(argv: string[], env: Record<string, string | undefine
     switch (command) {
       case 'reconcile':
         out = await reconcile(ctx, {
-          ...common, sinceSlot: int('since-slot', values['since-slot'], true)!, untilSlot: int('until-slot', values['until-slot']),
-          rpcUrl: values.rpc, webhookUrl: values['webhook-url'], webhookSecret: values['webhook-secret'] ?? env.PARLAY_WEBHOOK_AUTH_SECRET,
-          page: int('page', values.page), batch: int('batch', values.batch), paceMs: int('pace-ms', values['pace-ms']),
+          ...common,
+          sinceSlot: int('since-slot', values['since-slot'], true)!,
+          untilSlot: int('until-slot', values['until-slot']),
+          rpcUrl: values.rpc,
+          webhookUrl: values['webhook-url'],
+          webhookSecret: values['webhook-secret'] ?? env.PARLAY_WEBHOOK_AUTH_SECRET,
+          page: int('page', values.page),
+          batch: int('batch', values.batch),
+          paceMs: int('pace-ms', values['pace-ms']),
         });
         break;
       case 'rebuild-read-models':
@@ -110,7 +137,12 @@ export async function main(argv: string[], env: Record<string, string | undefine
         out = await listJobs(ctx.db());
         break;
       case 'dead-letters':
-        out = await listDeadLetters(ctx, { topic: values.topic, source: values.source, pending: values.pending, limit: int('limit', values.limit) });
+        out = await listDeadLetters(ctx, {
+          topic: values.topic,
+          source: values.source,
+          pending: values.pending,
+          limit: int('limit', values.limit),
+        });
         break;
       case 'replay-dead-letters':
         out = await replayDeadLetters(ctx, { ...common, id: values.id, all: values.all, topic: values.topic, source: values.source });
@@ -140,5 +172,11 @@ const invokedDirectly = (() => {
   return /(?:^|[/\\])(ops\.ts|parlay-clob-ops(?:\.m?js)?)$/.test(arg);
 })();
 if (invokedDirectly) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => { process.stderr.write(`${err?.stack ?? err}\n`); process.exit(1); });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`${err?.stack ?? err}\n`);
+      process.exit(1);
+    },
+  );
 }

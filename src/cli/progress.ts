@@ -14,7 +14,11 @@ export class Progress {
   private readonly stream: NonNullable<ProgressOptions['stream']>;
   private note = '';
 
-  constructor(private label: string, private total: number, private o: ProgressOptions = {}) {
+  constructor(
+    private label: string,
+    private total: number,
+    private o: ProgressOptions = {},
+  ) {
     this.stream = o.stream ?? process.stderr;
     this.tty = !!this.stream.isTTY;
   }

@@ -37,7 +37,11 @@ export interface ReconcileOptions {
   quiet?: boolean;
 }
 
-interface Params { sinceSlot: number; untilSlot: number | null; programId: string }
+interface Params {
+  sinceSlot: number;
+  untilSlot: number | null;
+  programId: string;
+}
 interface State {
   phase: 'listing' | 'applying' | 'done';
   before: string | null;
@@ -63,7 +67,10 @@ export interface ReconcileResult {
 const JOB = 'reconcile';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Applier { apply(txs: RawTransaction[]): Promise<{ processed: number; skipped: number; deferred: number }>; close(): Promise<void> }
+interface Applier {
+  apply(txs: RawTransaction[]): Promise<{ processed: number; skipped: number; deferred: number }>;
+  close(): Promise<void>;
+}
 
 async function inProcessApplier(ctx: OpsContext, programId: string): Promise<Applier> {
   const bus = ctx.bus();
@@ -80,11 +87,18 @@ function webhookApplier(url: string, secret: string): Applier {
   return {
     async apply(txs) {
       for (let attempt = 0; ; attempt++) {
-        const r = await fetch(url, { method: 'POST', headers: { authorization: secret, 'content-type': 'application/json' }, body: JSON.stringify(txs) });
+        const r = await fetch(url, {
+          method: 'POST',
+          headers: { authorization: secret, 'content-type': 'application/json' },
+          body: JSON.stringify(txs),
+        });
         const body: any = await r.json().catch(() => ({}));
         if (r.status === 200) return { processed: body.processed ?? 0, skipped: body.skipped ?? 0, deferred: 0 };
         if (r.status === 503 && body.error === 'deferred') return { processed: 0, skipped: 0, deferred: txs.length };
-        if (r.status >= 500 && attempt < 5) { await sleep(200 * 2 ** attempt); continue; }
+        if (r.status >= 500 && attempt < 5) {
+          await sleep(200 * 2 ** attempt);
+          continue;
+        }
         throw new OpsError(`the webhook answered ${r.status}: ${JSON.stringify(body)}`, 1);
       }
     },
@@ -100,23 +114,48 @@ export async function reconcile(ctx: OpsContext, o: ReconcileOptions): Promise<R
   const db = ctx.db();
   let job = await getJob<Params, State>(db, JOB);
   const params: Params = { sinceSlot: o.sinceSlot, untilSlot: o.untilSlot ?? null, programId };
-  const sameRun = job && job.status === 'running' && job.params.sinceSlot === params.sinceSlot && job.params.untilSlot === params.untilSlot && job.params.programId === programId;
+  const sameRun =
+    job &&
+    job.status === 'running' &&
+    job.params.sinceSlot === params.sinceSlot &&
+    job.params.untilSlot === params.untilSlot &&
+    job.params.programId === programId;
   const resumed = !!sameRun && !o.restart;
   if (!resumed) {
-    job = await createJob<Params, State>(db, JOB, 'reconcile', params, { phase: 'listing', before: null, listed: 0, applied: 0, skipped: 0, processed: 0, deferred: [], passes: 0 });
+    job = await createJob<Params, State>(db, JOB, 'reconcile', params, {
+      phase: 'listing',
+      before: null,
+      listed: 0,
+      applied: 0,
+      skipped: 0,
+      processed: 0,
+      deferred: [],
+      passes: 0,
+    });
   }
   const j = job as Job<Params, State>;
-  const pace = async () => { if (o.paceMs) await sleep(o.paceMs); };
+  const pace = async () => {
+    if (o.paceMs) await sleep(o.paceMs);
+  };
 
   // ---- listing: newest to oldest, down to since-slot ------------------------------------------
   if (j.state.phase === 'listing') {
     const bar = new Progress('reconcile: listing signatures', 0, { quiet: o.quiet }).resumeAt(j.state.listed);
     const program = new PublicKey(programId);
     for (;;) {
-      if (o.signal.aborted) { bar.finish('interrupted'); return result(j, 'interrupted', resumed); }
-      const page = await conn.getSignaturesForAddress(program, { before: j.state.before ?? undefined, limit: Math.min(o.page ?? 1000, 1000) }, 'confirmed');
+      if (o.signal.aborted) {
+        bar.finish('interrupted');
+        return result(j, 'interrupted', resumed);
+      }
+      const page = await conn.getSignaturesForAddress(
+        program,
+        { before: j.state.before ?? undefined, limit: Math.min(o.page ?? 1000, 1000) },
+        'confirmed',
+      );
       await pace();
-      const keep = page.filter((s) => s.slot >= params.sinceSlot && (params.untilSlot === null || s.slot <= params.untilSlot) && s.err === null);
+      const keep = page.filter(
+        (s) => s.slot >= params.sinceSlot && (params.untilSlot === null || s.slot <= params.untilSlot) && s.err === null,
+      );
       const reachedEnd = page.length === 0 || page[page.length - 1].slot < params.sinceSlot;
       // One transaction: the page's signatures and the cursor past them.
       await ctx.orm.em.fork().transactional(async (em: any) => {
@@ -140,7 +179,9 @@ export async function reconcile(ctx: OpsContext, o: ReconcileOptions): Promise<R
   }
 
   // ---- applying: oldest first, through the ingest path -----------------------------------------
-  const applier = o.webhookUrl ? webhookApplier(o.webhookUrl, o.webhookSecret ?? ctx.cfg.webhookSecret ?? '') : await inProcessApplier(ctx, programId);
+  const applier = o.webhookUrl
+    ? webhookApplier(o.webhookUrl, o.webhookSecret ?? ctx.cfg.webhookSecret ?? '')
+    : await inProcessApplier(ctx, programId);
   try {
     const bar = new Progress('reconcile: applying', j.state.listed, { quiet: o.quiet }).resumeAt(j.state.applied);
     const blockIndex = new Map<number, string[]>();
@@ -148,7 +189,12 @@ export async function reconcile(ctx: OpsContext, o: ReconcileOptions): Promise<R
       let sigs: string[] | undefined = blockIndex.get(slot);
       if (!sigs) {
         try {
-          const b: any = await conn.getBlock(slot, { commitment: 'confirmed', maxSupportedTransactionVersion: 0, transactionDetails: 'signatures', rewards: false } as any);
+          const b: any = await conn.getBlock(slot, {
+            commitment: 'confirmed',
+            maxSupportedTransactionVersion: 0,
+            transactionDetails: 'signatures',
+            rewards: false,
+          } as any);
           sigs = (b?.signatures ?? []) as string[];
         } catch {
           sigs = [];
@@ -161,7 +207,10 @@ export async function reconcile(ctx: OpsContext, o: ReconcileOptions): Promise<R
     };
     const deferred = new Set<string>(j.state.deferred);
     while (j.state.phase === 'applying') {
-      if (o.signal.aborted) { bar.finish('interrupted'); return result(j, 'interrupted', resumed); }
+      if (o.signal.aborted) {
+        bar.finish('interrupted');
+        return result(j, 'interrupted', resumed);
+      }
       // Oldest first: listing went newest first, so the highest seq is the oldest.
       const items: { seq: number; item: any }[] = await db.execute(
         `select seq, item from ops_job_items where job_id = ? and not done and not (item->>'signature' = any(?::text[])) order by seq desc limit ?`,
@@ -188,7 +237,9 @@ export async function reconcile(ctx: OpsContext, o: ReconcileOptions): Promise<R
         await pace();
         if (!got) throw new OpsError(`transaction ${item.signature} is listed but the RPC does not return it`, 1);
         txs.push({
-          slot: got.slot, blockTime: got.blockTime ?? null, indexWithinBlock: await indexOf(got.slot, item.signature),
+          slot: got.slot,
+          blockTime: got.blockTime ?? null,
+          indexWithinBlock: await indexOf(got.slot, item.signature),
           meta: { err: got.meta?.err ?? null, logMessages: got.meta?.logMessages ?? [] },
           transaction: { signatures: got.transaction.signatures, message: { accountKeys: [] } },
         } as RawTransaction);
@@ -203,7 +254,10 @@ export async function reconcile(ctx: OpsContext, o: ReconcileOptions): Promise<R
           const one = await applier.apply([tx]);
           r.processed += one.processed;
           r.skipped += one.skipped;
-          if (one.deferred) { deferred.add(tx.transaction.signatures[0]); r.deferred += 1; } else done.push(items[k].seq);
+          if (one.deferred) {
+            deferred.add(tx.transaction.signatures[0]);
+            r.deferred += 1;
+          } else done.push(items[k].seq);
         }
       }
       j.state.processed += r.processed;
@@ -224,5 +278,13 @@ export async function reconcile(ctx: OpsContext, o: ReconcileOptions): Promise<R
 }
 
 function result(j: Job<Params, State>, status: ReconcileResult['status'], resumed: boolean): ReconcileResult {
-  return { status, listed: j.state.listed, applied: j.state.applied, processed: j.state.processed, skipped: j.state.skipped, deferred: j.state.deferred, resumed };
+  return {
+    status,
+    listed: j.state.listed,
+    applied: j.state.applied,
+    processed: j.state.processed,
+    skipped: j.state.skipped,
+    deferred: j.state.deferred,
+    resumed,
+  };
 }

@@ -28,7 +28,16 @@ import { Progress } from './progress.ts';
 import { OpsError, type Db, type OpsContext } from './context.ts';
 
 /** Tables the projections write (src/store/projections/*): cleared before a full rebuild. */
-export const DERIVED_TABLES = ['parlays', 'parlay_legs', 'vault', 'program_config', 'open_orders', 'trades', 'trade_parties', 'ledger_messages'];
+export const DERIVED_TABLES = [
+  'parlays',
+  'parlay_legs',
+  'vault',
+  'program_config',
+  'open_orders',
+  'trades',
+  'trade_parties',
+  'ledger_messages',
+];
 
 export interface ReplayOptions {
   signal: AbortSignal;
@@ -37,7 +46,11 @@ export interface ReplayOptions {
   quiet?: boolean;
 }
 
-interface Target { topic: string; partition: number; end: string }
+interface Target {
+  topic: string;
+  partition: number;
+  end: string;
+}
 interface State {
   phase: 'clearing' | 'replaying' | 'done';
   targets: Target[];
@@ -47,7 +60,12 @@ interface State {
   clearedInbox?: number;
 }
 
-export interface ReplayResult { status: 'done' | 'interrupted'; partitions: number; records: number; resumed: boolean }
+export interface ReplayResult {
+  status: 'done' | 'interrupted';
+  partitions: number;
+  records: number;
+  resumed: boolean;
+}
 
 const idOf = (t: { topic: string; partition: number }) => `${t.topic}/${t.partition}`;
 
@@ -55,12 +73,17 @@ async function guard(ctx: OpsContext, targets: { topic: string; partition: numbe
   const bus = ctx.bus();
   const members = await bus.groupMembers(ctx.groupId);
   if (members.length && !force) {
-    throw new OpsError(`nodes are running in consumer group ${ctx.groupId} (${members.map((m) => m.clientId).join(', ')}): stop them first (a live owner would race the replay), or pass --force`);
+    throw new OpsError(
+      `nodes are running in consumer group ${ctx.groupId} (${members.map((m) => m.clientId).join(', ')}): stop them first (a live owner would race the replay), or pass --force`,
+    );
   }
   for (const topic of new Set(targets.map((t) => t.topic))) {
     const offs = await bus.offsets(topic);
     const cut = offs.filter((o) => targets.some((t) => t.topic === topic && t.partition === o.partition) && o.low > 0n);
-    if (cut.length && !force) throw new OpsError(`${topic} no longer holds its first records (partition ${cut[0].partition} starts at ${cut[0].low}): the state cannot be rebuilt from the topic`);
+    if (cut.length && !force)
+      throw new OpsError(
+        `${topic} no longer holds its first records (partition ${cut[0].partition} starts at ${cut[0].low}): the state cannot be rebuilt from the topic`,
+      );
   }
 }
 
@@ -69,9 +92,16 @@ async function targetsOf(ctx: OpsContext, which: { topic: string; partition?: nu
   const out: Target[] = [];
   for (const w of which) {
     let offs;
-    try { offs = await bus.offsets(w.topic); } catch { throw new OpsError(`topic ${w.topic} does not exist`); }
-    for (const o of offs) if (w.partition === undefined || w.partition === o.partition) out.push({ topic: w.topic, partition: o.partition, end: o.high.toString() });
-    if (w.partition !== undefined && !offs.some((o) => o.partition === w.partition)) throw new OpsError(`${w.topic} has no partition ${w.partition} (it has ${offs.length})`);
+    try {
+      offs = await bus.offsets(w.topic);
+    } catch {
+      throw new OpsError(`topic ${w.topic} does not exist`);
+    }
+    for (const o of offs)
+      if (w.partition === undefined || w.partition === o.partition)
+        out.push({ topic: w.topic, partition: o.partition, end: o.high.toString() });
+    if (w.partition !== undefined && !offs.some((o) => o.partition === w.partition))
+      throw new OpsError(`${w.topic} has no partition ${w.partition} (it has ${offs.length})`);
   }
   return out;
 }
@@ -85,13 +115,18 @@ async function publishedMarks(db: Db, markets?: string[]): Promise<Record<string
 }
 
 async function finish(ctx: OpsContext, job: Job<any, State>) {
-  const marks = Object.entries(job.state.published).map(([k, seq]) => { const [market, topic] = k.split('|'); return { market, topic, seq: Number(seq) }; });
+  const marks = Object.entries(job.state.published).map(([k, seq]) => {
+    const [market, topic] = k.split('|');
+    return { market, topic, seq: Number(seq) };
+  });
   await ctx.orm.em.fork().transactional(async (em: any) => {
     await em.execute('delete from outbox where id > ?', [job.state.outboxMax]);
     if (marks.length) {
       await em.execute(
         `update ledger_messages l set published = true from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint)
-         where l.market = t.market and l.topic = t.topic and l.seq <= t.seq and not l.published`, [JSON.stringify(marks)]);
+         where l.market = t.market and l.topic = t.topic and l.seq <= t.seq and not l.published`,
+        [JSON.stringify(marks)],
+      );
     }
   });
   job.state.phase = 'done';
@@ -100,7 +135,12 @@ async function finish(ctx: OpsContext, job: Job<any, State>) {
 }
 
 /** Replays the targets from their committed offsets to their recorded ends through PartitionWorkers. */
-async function replay(ctx: OpsContext, targets: Target[], o: ReplayOptions, label: string): Promise<{ records: number; interrupted: boolean }> {
+async function replay(
+  ctx: OpsContext,
+  targets: Target[],
+  o: ReplayOptions,
+  label: string,
+): Promise<{ records: number; interrupted: boolean }> {
   const bus = ctx.bus();
   const scope = new Map(targets.map((t) => [idOf(t), BigInt(t.end)]));
   const positions = new Map<string, bigint>();
@@ -112,10 +152,18 @@ async function replay(ctx: OpsContext, targets: Target[], o: ReplayOptions, labe
     starts.set(idOf(t), low);
   }
   const total = targets.reduce((a, t) => a + Number(BigInt(t.end) - starts.get(idOf(t))!), 0);
-  const doneCount = () => targets.reduce((a, t) => { const p = positions.get(idOf(t))!; const e = BigInt(t.end); return a + Number((p < e ? p : e) - starts.get(idOf(t))!); }, 0);
+  const doneCount = () =>
+    targets.reduce((a, t) => {
+      const p = positions.get(idOf(t))!;
+      const e = BigInt(t.end);
+      return a + Number((p < e ? p : e) - starts.get(idOf(t))!);
+    }, 0);
   const bar = new Progress(label, total, { quiet: o.quiet }).resumeAt(doneCount());
   const finished = () => targets.every((t) => positions.get(idOf(t))! >= BigInt(t.end));
-  if (finished()) { bar.finish('nothing to replay'); return { records: 0, interrupted: false }; }
+  if (finished()) {
+    bar.finish('nothing to replay');
+    return { records: 0, interrupted: false };
+  }
 
   const store: RuntimeStore = {
     loadOffset: (g, t, p) => ctx.store.loadOffset(g, t, p),
@@ -133,19 +181,30 @@ async function replay(ctx: OpsContext, targets: Target[], o: ReplayOptions, labe
   };
   // Replies were answered when the commands first ran: nothing is sent again.
   const quiet: Bus = {
-    durable: true, ensureTopics: (s) => bus.ensureTopics(s), partitionsOf: (t) => bus.partitionsOf(t),
-    send: async () => undefined, consume: (x) => bus.consume(x), close: async () => undefined,
+    durable: true,
+    ensureTopics: (s) => bus.ensureTopics(s),
+    partitionsOf: (t) => bus.partitionsOf(t),
+    send: async () => undefined,
+    consume: (x) => bus.consume(x),
+    close: async () => undefined,
   };
   const system = startActorSystem();
   const deps: WorkerDeps = {
-    bus: quiet, store, groupId: ctx.groupId, owner: ctx.clientId, system, log: ctx.log,
+    bus: quiet,
+    store,
+    groupId: ctx.groupId,
+    owner: ctx.clientId,
+    system,
+    log: ctx.log,
     kindFor: (topic, key) => ctx.kinds.find((k) => k.kind.topic === topic && k.owns(key))?.kind,
   };
   const workers = new Map<string, PartitionWorker>();
   const group = `${ctx.cfg.topicPrefix}ops-replay-${randomBytes(4).toString('hex')}`;
   let failure: Error | null = null;
   const handle = await bus.consume({
-    groupId: group, topics: [...new Set(targets.map((t) => t.topic))], fromBeginning: true,
+    groupId: group,
+    topics: [...new Set(targets.map((t) => t.topic))],
+    fromBeginning: true,
     onBatch: async (batch) => {
       const id = idOf(batch);
       const end = scope.get(id);
@@ -153,7 +212,10 @@ async function replay(ctx: OpsContext, targets: Target[], o: ReplayOptions, labe
       const records = batch.records.filter((r) => r.offset < end);
       if (!records.length) return { done: true };
       let w = workers.get(id);
-      if (!w) { w = new PartitionWorker(deps, batch.topic, batch.partition); workers.set(id, w); }
+      if (!w) {
+        w = new PartitionWorker(deps, batch.topic, batch.partition);
+        workers.set(id, w);
+      }
       try {
         const out = await w.handle({ ...batch, records });
         bar.set(doneCount());
@@ -185,20 +247,35 @@ export async function rebuildReadModels(ctx: OpsContext, o: ReplayOptions): Prom
   const resumed = !!job && job.status === 'running' && !o.restart;
   const topics = [...new Set(ctx.kinds.map((k) => k.kind.topic))];
   if (!resumed) {
-    const targets = await targetsOf(ctx, topics.map((topic) => ({ topic })));
+    const targets = await targetsOf(
+      ctx,
+      topics.map((topic) => ({ topic })),
+    );
     await guard(ctx, targets, o.force);
     const [{ max }] = await db.execute('select coalesce(max(id), 0)::text as max from outbox');
-    job = await createJob<{ topics: string[] }, State>(db, JOB, 'rebuild-read-models', { topics }, {
-      phase: 'clearing', targets, outboxMax: max, published: await publishedMarks(db),
-    });
+    job = await createJob<{ topics: string[] }, State>(
+      db,
+      JOB,
+      'rebuild-read-models',
+      { topics },
+      {
+        phase: 'clearing',
+        targets,
+        outboxMax: max,
+        published: await publishedMarks(db),
+      },
+    );
   } else {
     await guard(ctx, job!.state.targets, o.force);
   }
   const j = job!;
   if (j.state.phase === 'clearing') {
     await ctx.orm.em.fork().transactional(async (em: any) => {
-      const present = (await em.execute(`select table_name from information_schema.tables where table_schema = current_schema() and table_name in (?)`, [DERIVED_TABLES]))
-        .map((r: any) => r.table_name);
+      const present = (
+        await em.execute(`select table_name from information_schema.tables where table_schema = current_schema() and table_name in (?)`, [
+          DERIVED_TABLES,
+        ])
+      ).map((r: any) => r.table_name);
       await em.execute(`truncate ${[...present, 'actor_snapshots', 'command_inbox'].map((t) => `"${t}"`).join(', ')}`);
       await em.execute('delete from consumer_offsets where group_id = ?', [ctx.groupId]);
       j.state.phase = 'replaying';
@@ -229,7 +306,12 @@ export async function replayPartition(ctx: OpsContext, topicArg: string, partiti
     const targets = await targetsOf(ctx, [{ topic, partition }]);
     await guard(ctx, targets, o.force);
     const [{ max }] = await db.execute('select coalesce(max(id), 0)::text as max from outbox');
-    job = await createJob(db, JOB, 'replay-partition', { topic, partition }, { phase: 'clearing', targets, outboxMax: max, published: {} } as State);
+    job = await createJob(db, JOB, 'replay-partition', { topic, partition }, {
+      phase: 'clearing',
+      targets,
+      outboxMax: max,
+      published: {},
+    } as State);
   } else {
     await guard(ctx, job!.state.targets, o.force);
   }
@@ -240,15 +322,24 @@ export async function replayPartition(ctx: OpsContext, topicArg: string, partiti
     // Every idempotency key the partition's log carries: their inbox entries are made again.
     const ids = await commandIds(ctx, j.state.targets, o);
     if (ids === null) return { status: 'interrupted', partitions: 1, records: 0, resumed };
-    const markets = topic === ctx.topics.book
-      ? (await db.execute('select distinct market from open_orders union select distinct market from trades union select distinct market from ledger_messages')).map((r: any) => r.market).filter(mine)
-      : [];
-    const parlays = topic === ctx.topics.parlay ? (await db.execute('select parlay_id::text as id from parlays')).map((r: any) => r.id).filter(mine) : [];
+    const markets =
+      topic === ctx.topics.book
+        ? (
+            await db.execute(
+              'select distinct market from open_orders union select distinct market from trades union select distinct market from ledger_messages',
+            )
+          )
+            .map((r: any) => r.market)
+            .filter(mine)
+        : [];
+    const parlays =
+      topic === ctx.topics.parlay ? (await db.execute('select parlay_id::text as id from parlays')).map((r: any) => r.id).filter(mine) : [];
     j.state.published = markets.length ? await publishedMarks(db, markets) : {};
     j.state.clearedInbox = ids.length;
     await ctx.orm.em.fork().transactional(async (em: any) => {
       if (markets.length) {
-        for (const t of ['open_orders', 'trades', 'trade_parties', 'ledger_messages']) await em.execute(`delete from "${t}" where market in (?)`, [markets]);
+        for (const t of ['open_orders', 'trades', 'trade_parties', 'ledger_messages'])
+          await em.execute(`delete from "${t}" where market in (?)`, [markets]);
       }
       if (parlays.length) {
         await em.execute('delete from parlay_legs where parlay_id::text in (?)', [parlays]);
@@ -275,14 +366,24 @@ export async function replayPartition(ctx: OpsContext, topicArg: string, partiti
 async function commandIds(ctx: OpsContext, targets: Target[], o: ReplayOptions): Promise<string[] | null> {
   const ids = new Set<string>();
   const ok = await scan(ctx, targets, o, 'replay: reading command ids', (r) => {
-    try { const e = JSON.parse(r.value) as Envelope; if (e?.id) ids.add(e.id); } catch { /* dead-lettered when replayed */ }
+    try {
+      const e = JSON.parse(r.value) as Envelope;
+      if (e?.id) ids.add(e.id);
+    } catch {
+      /* dead-lettered when replayed */
+    }
   });
   return ok ? [...ids] : null;
 }
 
 /** Reads the targets' records from their first offset to their ends (no processing). */
-export async function scan(ctx: OpsContext, targets: (Target & { from?: bigint })[], o: { signal: AbortSignal; quiet?: boolean }, label: string,
-  each: (r: { key: string; value: string; offset: bigint; partition: number; topic: string }) => void): Promise<boolean> {
+export async function scan(
+  ctx: OpsContext,
+  targets: (Target & { from?: bigint })[],
+  o: { signal: AbortSignal; quiet?: boolean },
+  label: string,
+  each: (r: { key: string; value: string; offset: bigint; partition: number; topic: string }) => void,
+): Promise<boolean> {
   const bus = ctx.bus();
   const pos = new Map<string, bigint>();
   const from = new Map<string, bigint>();
@@ -299,7 +400,9 @@ export async function scan(ctx: OpsContext, targets: (Target & { from?: bigint }
   const group = `${ctx.cfg.topicPrefix}ops-scan-${randomBytes(4).toString('hex')}`;
   let seen = 0;
   const handle = await bus.consume({
-    groupId: group, topics: [...new Set(targets.map((t) => t.topic))], fromBeginning: true,
+    groupId: group,
+    topics: [...new Set(targets.map((t) => t.topic))],
+    fromBeginning: true,
     onBatch: async (batch) => {
       const id = idOf(batch);
       const t = targets.find((x) => idOf(x) === id);

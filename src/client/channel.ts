@@ -26,7 +26,13 @@ export interface ChannelOptions {
 /** Close codes after which reconnecting would only repeat the mistake. */
 const FATAL = new Set([4400, 4413, 1003, 1009]);
 
-export interface ChannelStats { connects: number; reconnects: number; pingsSent: number; silences: number; messages: number }
+export interface ChannelStats {
+  connects: number;
+  reconnects: number;
+  pingsSent: number;
+  silences: number;
+  messages: number;
+}
 
 export abstract class Channel {
   readonly stats: ChannelStats = { connects: 0, reconnects: 0, pingsSent: 0, silences: 0, messages: 0 };
@@ -43,20 +49,37 @@ export abstract class Channel {
   private failuresHere = 0;
   private onAbort = () => this.close();
 
-  constructor(private urls: string[], start: number, private path: string, protected o: ChannelOptions) {
+  constructor(
+    private urls: string[],
+    start: number,
+    private path: string,
+    protected o: ChannelOptions,
+  ) {
     this.at = start;
-    this.done = new Promise((r) => { this.finish = r; });
-    if (o.signal?.aborted) { this.ended = true; this.finish(); return; }
+    this.done = new Promise((r) => {
+      this.finish = r;
+    });
+    if (o.signal?.aborted) {
+      this.ended = true;
+      this.finish();
+      return;
+    }
     o.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
   /** The node URL the channel is (or will be) connected to. */
-  get url(): string { return this.urls[this.at % this.urls.length]; }
+  get url(): string {
+    return this.urls[this.at % this.urls.length];
+  }
 
-  get closed(): boolean { return this.ended; }
+  get closed(): boolean {
+    return this.ended;
+  }
 
   /** Headers of the upgrade (the user channel's bearer). */
-  protected async headers(): Promise<Record<string, string>> { return {}; }
+  protected async headers(): Promise<Record<string, string>> {
+    return {};
+  }
   /** The connection is open: send the subscription. */
   protected abstract opened(ws: WebSocket, reconnect: boolean): void;
   /** One message (parsed JSON). */
@@ -64,12 +87,20 @@ export abstract class Channel {
   /** A close code of this channel that needs something before reconnecting (the user channel's 4401). */
   protected async beforeReconnect(_code: number): Promise<void> {}
 
-  protected start(): void { void this.connect(); }
+  protected start(): void {
+    void this.connect();
+  }
 
   private async connect(): Promise<void> {
     if (this.ended) return;
     let headers: Record<string, string>;
-    try { headers = await this.headers(); } catch (e) { this.o.onError?.(e as Error); this.again(0, 'no headers', true); return; }
+    try {
+      headers = await this.headers();
+    } catch (e) {
+      this.o.onError?.(e as Error);
+      this.again(0, 'no headers', true);
+      return;
+    }
     if (this.ended) return;
     const url = this.url.replace(/^http/, 'ws') + this.path;
     const ws = new WebSocket(url, { headers, perMessageDeflate: false, handshakeTimeout: 10_000 });
@@ -83,7 +114,12 @@ export abstract class Channel {
       this.failuresHere = 0;
       this.delay = 100;
       this.alive();
-      this.pinger = setInterval(() => { if (ws.readyState === WebSocket.OPEN) { ws.send('PING'); this.stats.pingsSent++; } }, this.o.pingMs ?? 10_000);
+      this.pinger = setInterval(() => {
+        if (ws.readyState === WebSocket.OPEN) {
+          ws.send('PING');
+          this.stats.pingsSent++;
+        }
+      }, this.o.pingMs ?? 10_000);
       this.o.onOpen?.(this.url, reconnect);
       this.opened(ws, reconnect);
     });
@@ -93,11 +129,22 @@ export abstract class Channel {
       const text = String(d);
       if (text === 'PONG') return;
       let m: any;
-      try { m = JSON.parse(text); } catch { this.o.onError?.(new Error(`not JSON: ${text.slice(0, 80)}`)); return; }
+      try {
+        m = JSON.parse(text);
+      } catch {
+        this.o.onError?.(new Error(`not JSON: ${text.slice(0, 80)}`));
+        return;
+      }
       this.stats.messages++;
-      try { this.received(m); } catch (e) { this.o.onError?.(e as Error); }
+      try {
+        this.received(m);
+      } catch (e) {
+        this.o.onError?.(e as Error);
+      }
     });
-    ws.on('ping', () => { if (this.ws === ws) this.alive(); });
+    ws.on('ping', () => {
+      if (this.ws === ws) this.alive();
+    });
     ws.on('unexpected-response', (_req, res) => {
       this.o.onError?.(new Error(`${url}: upgrade answered ${res.statusCode}`));
       ws.terminate();
@@ -116,11 +163,14 @@ export abstract class Channel {
     this.lastSeen = Date.now();
     if (this.silence) return;
     const limit = this.o.silenceMs ?? 30_000;
-    this.silence = setInterval(() => {
-      if (Date.now() - this.lastSeen <= limit) return;
-      this.stats.silences++;
-      this.ws?.terminate(); // its close reconnects
-    }, Math.max(20, Math.floor(limit / 4)));
+    this.silence = setInterval(
+      () => {
+        if (Date.now() - this.lastSeen <= limit) return;
+        this.stats.silences++;
+        this.ws?.terminate(); // its close reconnects
+      },
+      Math.max(20, Math.floor(limit / 4)),
+    );
   }
   private lastSeen = 0;
 
@@ -140,14 +190,24 @@ export abstract class Channel {
     }
     this.o.onReconnect?.(code, reason);
     // 1001: the node stops. A failed open, or a second failure on this node: try the next one.
-    if (code === 1001 || failedToOpen || ++this.failuresHere > 1) { this.at = (this.at + 1) % this.urls.length; this.failuresHere = 0; }
+    if (code === 1001 || failedToOpen || ++this.failuresHere > 1) {
+      this.at = (this.at + 1) % this.urls.length;
+      this.failuresHere = 0;
+    }
     const wait = this.delay;
     this.delay = Math.min(this.o.maxBackoffMs ?? 5000, this.delay * 2);
-    this.retry = setTimeout(async () => {
-      this.retry = null;
-      try { await this.beforeReconnect(code); } catch (e) { this.o.onError?.(e as Error); }
-      void this.connect();
-    }, Math.max(wait, this.awayUntil - Date.now()));
+    this.retry = setTimeout(
+      async () => {
+        this.retry = null;
+        try {
+          await this.beforeReconnect(code);
+        } catch (e) {
+          this.o.onError?.(e as Error);
+        }
+        void this.connect();
+      },
+      Math.max(wait, this.awayUntil - Date.now()),
+    );
   }
 
   /** Sends a frame if the connection is open. */
@@ -171,7 +231,14 @@ export abstract class Channel {
     if (this.retry) clearTimeout(this.retry);
     const ws = this.ws;
     this.ws = null;
-    if (ws) { try { ws.close(1000); } catch { /* not open yet */ } setTimeout(() => ws.terminate(), 1000).unref(); }
+    if (ws) {
+      try {
+        ws.close(1000);
+      } catch {
+        /* not open yet */
+      }
+      setTimeout(() => ws.terminate(), 1000).unref();
+    }
     this.finish();
   }
 }

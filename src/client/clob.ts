@@ -22,8 +22,15 @@ export interface ClobClientOptions extends TransportOptions {
 }
 
 export interface TradeParams {
-  id?: string; owner?: string; taker?: string; maker?: string; market?: string; asset_id?: string;
-  limit?: number; before?: number; after?: number;
+  id?: string;
+  owner?: string;
+  taker?: string;
+  maker?: string;
+  market?: string;
+  asset_id?: string;
+  limit?: number;
+  before?: number;
+  after?: number;
 }
 
 export interface StreamOptions {
@@ -75,10 +82,17 @@ export class ClobClient {
         for (let attempt = 1; ; attempt++) {
           // Each message is accepted once: never sign the same second twice (another client of the
           // same wallet may have taken a second: then a later one, still well inside the 60 s skew).
-          const timestamp = Math.max(Math.floor(Date.now() / 1000), this.lastTimestamp + (attempt === 1 ? 1 : 1 + Math.floor(Math.random() * 3)));
+          const timestamp = Math.max(
+            Math.floor(Date.now() / 1000),
+            this.lastTimestamp + (attempt === 1 ? 1 : 1 + Math.floor(Math.random() * 3)),
+          );
           this.lastTimestamp = timestamp;
-          const signature = bs58.encode(signDetached(Buffer.from(ClobClient.authMessage(this.address, timestamp), 'utf8'), this.o.wallet.secretKey));
-          const a = await this.http.request<api.AccessToken>('POST', '/v1/auth/token', { body: { address: this.address, timestamp, signature } });
+          const signature = bs58.encode(
+            signDetached(Buffer.from(ClobClient.authMessage(this.address, timestamp), 'utf8'), this.o.wallet.secretKey),
+          );
+          const a = await this.http.request<api.AccessToken>('POST', '/v1/auth/token', {
+            body: { address: this.address, timestamp, signature },
+          });
           // A retried sign-in whose first try landed is refused as reused: sign again.
           if (a.status === 401 && attempt < 10 && /already used/.test((a.body as any)?.message ?? '')) continue;
           const t = expect(a);
@@ -100,16 +114,22 @@ export class ClobClient {
   private schedule(ms: number) {
     if (this.timer) clearTimeout(this.timer);
     if (this.closed) return;
-    this.timer = setTimeout(() => {
-      this.signIn().catch(() => this.schedule(1000)); // a node away: try again soon, the token still runs
-    }, Math.max(0, ms));
+    this.timer = setTimeout(
+      () => {
+        this.signIn().catch(() => this.schedule(1000)); // a node away: try again soon, the token still runs
+      },
+      Math.max(0, ms),
+    );
     this.timer.unref();
   }
 
   /** A token valid for a while yet (signs in when there is none or it is due). */
   async bearer(): Promise<string> {
     if (this.token && Date.now() < this.renewBy) return this.token;
-    if (this.token && Date.now() < this.expiresAt - 5000) { void this.signIn().catch(() => undefined); return this.token; }
+    if (this.token && Date.now() < this.expiresAt - 5000) {
+      void this.signIn().catch(() => undefined);
+      return this.token;
+    }
     return this.signIn();
   }
 
@@ -120,10 +140,18 @@ export class ClobClient {
     this.timer = null;
   }
 
-  private async authed<T = any>(method: string, route: string, r: { params?: Record<string, string>; query?: Record<string, any>; body?: unknown } = {}, ok = [200]): Promise<{ status: number; body: T }> {
+  private async authed<T = any>(
+    method: string,
+    route: string,
+    r: { params?: Record<string, string>; query?: Record<string, any>; body?: unknown } = {},
+    ok = [200],
+  ): Promise<{ status: number; body: T }> {
     for (let i = 0; ; i++) {
       const a = await this.http.request<T>(method, route, { ...r, headers: { authorization: `Bearer ${await this.bearer()}` } });
-      if (a.status === 401 && i === 0) { await this.signIn(); continue; } // expired or from another secret: once more
+      if (a.status === 401 && i === 0) {
+        await this.signIn();
+        continue;
+      } // expired or from another secret: once more
       if (!ok.includes(a.status)) expect(a, ok);
       return a;
     }
@@ -184,11 +212,18 @@ export class ClobClient {
   }
 
   async tickSize(tokenId: string): Promise<string> {
-    return expect<{ minimum_tick_size: string }>(await this.http.request('GET', '/v1/tick-size', { query: { token_id: tokenId } })).minimum_tick_size;
+    return expect<{ minimum_tick_size: string }>(await this.http.request('GET', '/v1/tick-size', { query: { token_id: tokenId } }))
+      .minimum_tick_size;
   }
 
   /** Last trade price per bucket of `fidelity` minutes, in the token's terms. */
-  async pricesHistory(q: { market: string; interval?: '1m' | '1h' | '6h' | '1d' | '1w' | 'max'; fidelity?: number; startTs?: number; endTs?: number }): Promise<{ t: number; p: string }[]> {
+  async pricesHistory(q: {
+    market: string;
+    interval?: '1m' | '1h' | '6h' | '1d' | '1w' | 'max';
+    fidelity?: number;
+    startTs?: number;
+    endTs?: number;
+  }): Promise<{ t: number; p: string }[]> {
     return expect<{ history: { t: number; p: string }[] }>(await this.http.request('GET', '/v1/prices-history', { query: q })).history;
   }
 
@@ -208,15 +243,33 @@ export class ClobClient {
    */
   async placeOrder(order: SignedOrder, orderType: OrderType = 'GTC'): Promise<api.PlaceResult & { recovered?: boolean }> {
     for (let i = 0; ; i++) {
-      const a = await this.http.request<any>('POST', '/v1/order', { body: { order, orderType }, headers: { authorization: `Bearer ${await this.bearer()}` } });
-      if (a.status === 401 && i === 0) { await this.signIn(); continue; }
+      const a = await this.http.request<any>('POST', '/v1/order', {
+        body: { order, orderType },
+        headers: { authorization: `Bearer ${await this.bearer()}` },
+      });
+      if (a.status === 401 && i === 0) {
+        await this.signIn();
+        continue;
+      }
       if (a.status === 200) return a.body;
       if (a.status === 400 && a.body?.code === 'DUPLICATE_ORDER' && (a.attempts > 1 || i > 0)) {
         const id = orderIdOf(order);
         const led = await this.openOrder(id);
         if (led) {
-          const status = ({ LIVE: 'live', MATCHED: 'matched', DELAYED: 'delayed' } as Record<string, 'live' | 'matched' | 'delayed'>)[led.status] ?? 'unmatched';
-          return { success: true, errorMsg: '', orderID: id, status, makingAmount: '0', takingAmount: '0', tradeIDs: led.associate_trades, warnings: [], recovered: true };
+          const status =
+            ({ LIVE: 'live', MATCHED: 'matched', DELAYED: 'delayed' } as Record<string, 'live' | 'matched' | 'delayed'>)[led.status] ??
+            'unmatched';
+          return {
+            success: true,
+            errorMsg: '',
+            orderID: id,
+            status,
+            makingAmount: '0',
+            takingAmount: '0',
+            tradeIDs: led.associate_trades,
+            warnings: [],
+            recovered: true,
+          };
         }
       }
       throw new ApiError(a.status, a.body?.code ?? a.body?.error ?? 'error', a.body?.errorMsg ?? a.body?.message ?? 'rejected', a.body);
@@ -282,7 +335,11 @@ export class ClobClient {
     for (;;) {
       const page = await this.trades({ ...p, limit: 500, before });
       let fresh = 0;
-      for (const t of page) if (!seen.has(t.id)) { seen.set(t.id, t); fresh++; }
+      for (const t of page)
+        if (!seen.has(t.id)) {
+          seen.set(t.id, t);
+          fresh++;
+        }
       if (page.length < 500) break;
       const oldest = Math.min(...page.map((t) => Number(t.match_time)));
       if (!fresh) throw new Error(`more than 500 trades within second ${oldest}: narrow the filters`);
@@ -297,7 +354,10 @@ export class ClobClient {
   }
 
   /** Internal (settlement executor): invalidates resting orders of a failed settlement. */
-  async sizeUpdate(b: { trade_id: string; orders: string[]; reason?: string }, internalToken = this.o.internalToken): Promise<api.SizeUpdateResult> {
+  async sizeUpdate(
+    b: { trade_id: string; orders: string[]; reason?: string },
+    internalToken = this.o.internalToken,
+  ): Promise<api.SizeUpdateResult> {
     if (!internalToken) throw new Error('sizeUpdate needs the internal token');
     return expect(await this.http.request('POST', '/v1/orders/size-update', { body: b, headers: { 'x-internal-token': internalToken } }));
   }
@@ -336,7 +396,12 @@ export class ClobClient {
 
   /** The `user` channel: this wallet's own `order` and `trade` messages (signs in when needed). */
   subscribeUser(h: UserHandlers = {}): UserSubscription {
-    return new UserSubscription(this.http.urls, Math.max(0, this.http.urls.indexOf(this.http.url)), (fresh) => (fresh ? this.signIn() : this.bearer()), h);
+    return new UserSubscription(
+      this.http.urls,
+      Math.max(0, this.http.urls.indexOf(this.http.url)),
+      (fresh) => (fresh ? this.signIn() : this.bearer()),
+      h,
+    );
   }
 
   // ---- the stream ---------------------------------------------------------------------------
@@ -356,7 +421,10 @@ export class ClobClient {
         const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${await this.bearer()}` };
         if (last) headers['last-event-id'] = last;
         const res = await fetch(url, { headers, signal: s.signal });
-        if (res.status === 401) { await this.signIn(); continue; }
+        if (res.status === 401) {
+          await this.signIn();
+          continue;
+        }
         if (res.status !== 200 || !res.body) {
           const text = await res.text().catch(() => '');
           if (res.status >= 400 && res.status < 500) throw new ApiError(res.status, 'stream_refused', text, text);

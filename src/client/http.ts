@@ -2,7 +2,12 @@
 // away (connection refused or reset, timeout, 503), typed errors, and a hook seeing every answer.
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly body: unknown) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: unknown,
+  ) {
     super(`${status} ${code}: ${message}`);
   }
 }
@@ -42,7 +47,12 @@ export interface RequestOptions {
   retry?: boolean;
 }
 
-export interface Answer<T = any> { status: number; body: T; headers: Headers; attempts: number }
+export interface Answer<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  attempts: number;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -90,12 +100,21 @@ export class Transport {
       const url = this.url + this.path(route, r.params, r.query);
       const headers: Record<string, string> = { accept: 'application/json', ...r.headers };
       let body: string | undefined;
-      if (r.body !== undefined) { body = JSON.stringify(r.body); headers['content-type'] = 'application/json'; }
+      if (r.body !== undefined) {
+        body = JSON.stringify(r.body);
+        headers['content-type'] = 'application/json';
+      }
       try {
         const res = await this.fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.o.timeoutMs ?? 20_000) });
         const text = await res.text();
         let parsed: any = text;
-        if ((res.headers.get('content-type') ?? '').includes('json')) { try { parsed = JSON.parse(text); } catch { /* leave the text */ } }
+        if ((res.headers.get('content-type') ?? '').includes('json')) {
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            /* leave the text */
+          }
+        }
         this.o.onResponse?.({ method: method.toLowerCase(), route, url, status: res.status, body: parsed });
         if (res.status === 503 && i < attempts && r.retry !== false) {
           last = new ApiError(503, parsed?.error ?? 'unavailable', parsed?.message ?? 'unavailable', parsed);

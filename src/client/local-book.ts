@@ -3,7 +3,10 @@
 // `view()` in GET /v1/book's order (bids descending, asks ascending).
 import type { BookMessage, PriceChange } from '../../topics/market-channel.ts';
 
-export interface Level { price: string; size: string }
+export interface Level {
+  price: string;
+  size: string;
+}
 
 export interface LocalBookView {
   market: string;
@@ -23,7 +26,11 @@ export class LocalBook {
   tickSize: string;
   minOrderSize: string;
 
-  constructor(readonly market: string, readonly assetId: string, snapshot: BookMessage) {
+  constructor(
+    readonly market: string,
+    readonly assetId: string,
+    snapshot: BookMessage,
+  ) {
     this.tickSize = snapshot.tick_size;
     this.minOrderSize = snapshot.min_order_size;
     this.reset(snapshot);
@@ -42,12 +49,15 @@ export class LocalBook {
   apply(c: PriceChange, seq: number): void {
     const side = c.side === 'BUY' ? this.bids : this.asks;
     // "0.40" and "0.4" are one level: the feed writes canonical decimals, keep its spelling.
-    if (Number(c.size) === 0) side.delete(c.price); else side.set(c.price, c.size);
+    if (Number(c.size) === 0) side.delete(c.price);
+    else side.set(c.price, c.size);
     this.seq = seq;
   }
 
   private sorted(m: Map<string, string>, desc: boolean): Level[] {
-    return [...m].map(([price, size]) => ({ price, size })).sort((x, y) => (desc ? Number(y.price) - Number(x.price) : Number(x.price) - Number(y.price)));
+    return [...m]
+      .map(([price, size]) => ({ price, size }))
+      .sort((x, y) => (desc ? Number(y.price) - Number(x.price) : Number(x.price) - Number(y.price)));
   }
 
   /** The best bid (highest) or ask (lowest) level, or null when that side is empty. */
@@ -68,8 +78,13 @@ export class LocalBook {
 
   view(): LocalBookView {
     return {
-      market: this.market, asset_id: this.assetId, seq: this.seq, bids: this.sorted(this.bids, true), asks: this.sorted(this.asks, false),
-      tick_size: this.tickSize, min_order_size: this.minOrderSize,
+      market: this.market,
+      asset_id: this.assetId,
+      seq: this.seq,
+      bids: this.sorted(this.bids, true),
+      asks: this.sorted(this.asks, false),
+      tick_size: this.tickSize,
+      min_order_size: this.minOrderSize,
     };
   }
 }

@@ -13,7 +13,9 @@ export type OrderType = 'GTC' | 'FOK' | 'GTD';
 export const ANY_TAKER = '11111111111111111111111111111111';
 
 /** A wallet: an ed25519 secret key of 64 bytes (its last 32 bytes are the public key), e.g. a web3.js Keypair. */
-export interface WalletKey { secretKey: Uint8Array }
+export interface WalletKey {
+  secretKey: Uint8Array;
+}
 
 export const addressOf = (w: WalletKey) => bs58.encode(w.secretKey.slice(32, 64));
 
@@ -56,13 +58,22 @@ export function buildOrder(wallet: WalletKey, o: OrderInput): SignedOrder {
   if ((price * size) % 1_000_000n !== 0n) throw new Error('price × size is not a whole number of micro-units');
   const collateral = (price * size) / 1_000_000n;
   const maker = addressOf(wallet);
-  return signOrder({
-    salt: o.salt ?? BigInt('0x' + randomBytes(7).toString('hex')).toString(),
-    maker, signer: maker, taker: o.taker ?? ANY_TAKER, tokenId: o.tokenId,
-    makerAmount: (o.side === 'BUY' ? collateral : size).toString(),
-    takerAmount: (o.side === 'BUY' ? size : collateral).toString(),
-    side: o.side, expiration: String(o.expiration ?? 0), nonce: o.nonce ?? '0', feeRateBps: String(o.feeRateBps ?? 0),
-  }, wallet.secretKey);
+  return signOrder(
+    {
+      salt: o.salt ?? BigInt('0x' + randomBytes(7).toString('hex')).toString(),
+      maker,
+      signer: maker,
+      taker: o.taker ?? ANY_TAKER,
+      tokenId: o.tokenId,
+      makerAmount: (o.side === 'BUY' ? collateral : size).toString(),
+      takerAmount: (o.side === 'BUY' ? size : collateral).toString(),
+      side: o.side,
+      expiration: String(o.expiration ?? 0),
+      nonce: o.nonce ?? '0',
+      feeRateBps: String(o.feeRateBps ?? 0),
+    },
+    wallet.secretKey,
+  );
 }
 
 /** The order id: `0x` + the order hash in lowercase hex. */

@@ -38,7 +38,9 @@ export class ParlayClient {
 
   /** The caller's parlays, newest first, at most 50. */
   async userParlays(status?: ParlayStatus): Promise<api.Parlay[]> {
-    return expect<{ data: api.Parlay[] }>(await this.http.request('GET', '/api/parlays/user/', { query: { status }, headers: await this.auth() })).data;
+    return expect<{ data: api.Parlay[] }>(
+      await this.http.request('GET', '/api/parlays/user/', { query: { status }, headers: await this.auth() }),
+    ).data;
   }
 
   /** One parlay of the caller; null when missing or someone else's. */
@@ -53,7 +55,8 @@ export class ParlayClient {
 
   /** Superuser. */
   async patchVault(patch: VaultPatch): Promise<api.Vault> {
-    return expect<{ data: api.Vault }>(await this.http.request('PATCH', '/api/parlays/vault/', { body: patch, headers: await this.auth() })).data;
+    return expect<{ data: api.Vault }>(await this.http.request('PATCH', '/api/parlays/vault/', { body: patch, headers: await this.auth() }))
+      .data;
   }
 
   /** Superuser: re-reads the vault balance from the chain. */
@@ -69,7 +72,13 @@ export class ParlayClient {
   /** Superuser: voids an active parlay on chain. */
   async voidParlay(parlayId: number | string): Promise<{ parlay_id: number; tx_signature: string }> {
     return expect<{ data: { parlay_id: number; tx_signature: string } }>(
-      await this.http.request('POST', '/api/parlays/admin/:parlayId/void/', { params: { parlayId }, headers: await this.auth(), retry: false }), [202]).data;
+      await this.http.request('POST', '/api/parlays/admin/:parlayId/void/', {
+        params: { parlayId },
+        headers: await this.auth(),
+        retry: false,
+      }),
+      [202],
+    ).data;
   }
 
   /**
@@ -77,7 +86,11 @@ export class ParlayClient {
    * not retried here: the provider's retry policy decides.
    */
   async deliverWebhook(txs: unknown[] | unknown, secret: string): Promise<{ status: number; body: any }> {
-    const a = await this.http.request('POST', '/api/parlays/webhooks/indexer/', { body: txs, headers: { authorization: secret }, retry: false });
+    const a = await this.http.request('POST', '/api/parlays/webhooks/indexer/', {
+      body: txs,
+      headers: { authorization: secret },
+      retry: false,
+    });
     return { status: a.status, body: a.body };
   }
 
@@ -89,23 +102,36 @@ export class ParlayClient {
 
   /** Superuser. */
   async adminMarkets(): Promise<api.Market[]> {
-    return expect<{ data: api.Market[] }>(await this.http.request('GET', '/api/markets/admin/markets/', { headers: await this.auth() })).data;
+    return expect<{ data: api.Market[] }>(await this.http.request('GET', '/api/markets/admin/markets/', { headers: await this.auth() }))
+      .data;
   }
 
   /** Superuser. */
   async createMarket(m: MarketCreate): Promise<api.Market> {
-    return expect<{ data: api.Market }>(await this.http.request('POST', '/api/markets/admin/markets/', { body: m, headers: await this.auth() }), [201]).data;
+    return expect<{ data: api.Market }>(
+      await this.http.request('POST', '/api/markets/admin/markets/', { body: m, headers: await this.auth() }),
+      [201],
+    ).data;
   }
 
   /** Superuser; null when missing. */
   async adminMarket(conditionId: string): Promise<api.Market | null> {
-    const a = await this.http.request('GET', '/api/markets/admin/markets/:conditionId/', { params: { conditionId }, headers: await this.auth() });
+    const a = await this.http.request('GET', '/api/markets/admin/markets/:conditionId/', {
+      params: { conditionId },
+      headers: await this.auth(),
+    });
     return a.status === 404 ? null : expect<{ data: api.Market }>(a).data;
   }
 
   /** Superuser. */
   async patchMarket(conditionId: string, patch: MarketPatch): Promise<api.Market> {
-    return expect<{ data: api.Market }>(await this.http.request('PATCH', '/api/markets/admin/markets/:conditionId/', { params: { conditionId }, body: patch, headers: await this.auth() })).data;
+    return expect<{ data: api.Market }>(
+      await this.http.request('PATCH', '/api/markets/admin/markets/:conditionId/', {
+        params: { conditionId },
+        body: patch,
+        headers: await this.auth(),
+      }),
+    ).data;
   }
 
   // ---- parlay templates and suggestions -----------------------------------------------------
@@ -119,17 +145,24 @@ export class ParlayClient {
 
   /** Prices a template or legs for a stake as create_parlay would now (demo legs refused). */
   async quote(q: QuoteRequest): Promise<Quote> {
-    return expect<{ data: Quote }>(await this.http.request('POST', '/api/markets/parlay-quote/', { body: { ...q, stake: q.stake.toString() } })).data;
+    return expect<{ data: Quote }>(
+      await this.http.request('POST', '/api/markets/parlay-quote/', { body: { ...q, stake: q.stake.toString() } }),
+    ).data;
   }
 
   /** Superuser. */
   async templates(): Promise<Template[]> {
-    return expect<{ data: Template[] }>(await this.http.request('GET', '/api/markets/admin/parlay-templates/', { headers: await this.auth() })).data;
+    return expect<{ data: Template[] }>(
+      await this.http.request('GET', '/api/markets/admin/parlay-templates/', { headers: await this.auth() }),
+    ).data;
   }
 
   /** Superuser. */
   async createTemplate(t: TemplateCreate): Promise<Template> {
-    return expect<{ data: Template }>(await this.http.request('POST', '/api/markets/admin/parlay-templates/', { body: t, headers: await this.auth(), retry: false }), [201]).data;
+    return expect<{ data: Template }>(
+      await this.http.request('POST', '/api/markets/admin/parlay-templates/', { body: t, headers: await this.auth(), retry: false }),
+      [201],
+    ).data;
   }
 
   /** Superuser; null when missing. */
@@ -140,7 +173,13 @@ export class ParlayClient {
 
   /** Superuser. */
   async patchTemplate(pk: number | string, patch: TemplatePatch): Promise<Template> {
-    return expect<{ data: Template }>(await this.http.request('PATCH', '/api/markets/admin/parlay-templates/:pk/', { params: { pk }, body: patch, headers: await this.auth() })).data;
+    return expect<{ data: Template }>(
+      await this.http.request('PATCH', '/api/markets/admin/parlay-templates/:pk/', {
+        params: { pk },
+        body: patch,
+        headers: await this.auth(),
+      }),
+    ).data;
   }
 
   /** Superuser; false when it did not exist. */
@@ -153,7 +192,9 @@ export class ParlayClient {
 
   /** Superuser: re-prices one template from the order book. */
   async refreshTemplate(pk: number | string): Promise<Template> {
-    return expect<{ data: Template }>(await this.http.request('POST', '/api/markets/admin/parlay-templates/:pk/refresh/', { params: { pk }, headers: await this.auth() })).data;
+    return expect<{ data: Template }>(
+      await this.http.request('POST', '/api/markets/admin/parlay-templates/:pk/refresh/', { params: { pk }, headers: await this.auth() }),
+    ).data;
   }
 
   /** Superuser: re-prices every template. */

@@ -1,7 +1,12 @@
 // Server-Sent Events over fetch: a parser of one response, and the resuming reader of
 // `GET /v1/stream` that reconnects after its last event id (Last-Event-ID) on any node.
 
-export interface SseEvent { id?: string; event?: string; data: string; comment?: string }
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  data: string;
+  comment?: string;
+}
 
 /** Parses one SSE response body; comments are reported too (the stream's first one names its start). */
 export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
@@ -20,7 +25,10 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
         const ev: SseEvent = { data: '' };
         const data: string[] = [];
         for (const line of block.split('\n')) {
-          if (line.startsWith(':')) { ev.comment = line.slice(1).trim(); continue; }
+          if (line.startsWith(':')) {
+            ev.comment = line.slice(1).trim();
+            continue;
+          }
           const colon = line.indexOf(':');
           const k = colon < 0 ? line : line.slice(0, colon);
           const v = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');

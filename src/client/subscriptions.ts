@@ -6,7 +6,12 @@
 // one on a 4401), the wallet's own `order` and `trade` messages.
 import type WebSocket from 'ws';
 import type {
-  BookMessage, LastTradePriceMessage, PriceChangeMessage, TickSizeChangeMessage, UserOrderMessage, UserTradeMessage,
+  BookMessage,
+  LastTradePriceMessage,
+  PriceChangeMessage,
+  TickSizeChangeMessage,
+  UserOrderMessage,
+  UserTradeMessage,
 } from '../../topics/market-channel.ts';
 import { Channel, type ChannelOptions } from './channel.ts';
 import { LocalBook, type LocalBookView } from './local-book.ts';
@@ -40,10 +45,17 @@ export class MarketSubscription extends Channel {
   private resuming = new Set<string>();
   private markReady!: () => void;
 
-  constructor(urls: string[], start: number, readonly tokenIds: string[], private h: MarketHandlers) {
+  constructor(
+    urls: string[],
+    start: number,
+    readonly tokenIds: string[],
+    private h: MarketHandlers,
+  ) {
     super(urls, start, '/ws/market', h);
     if (!tokenIds.length || tokenIds.length > 100) throw new Error('subscribe to 1 to 100 token ids');
-    this.ready = new Promise((r) => { this.markReady = r; });
+    this.ready = new Promise((r) => {
+      this.markReady = r;
+    });
     this.start();
   }
 
@@ -67,24 +79,38 @@ export class MarketSubscription extends Channel {
     const feed: Record<string, string> = {};
     this.resuming.clear();
     if (reconnect) {
-      for (const [m, p] of this.positions) { last_seq[m] = p.seq; feed[m] = p.feed; this.resuming.add(m); }
+      for (const [m, p] of this.positions) {
+        last_seq[m] = p.seq;
+        feed[m] = p.feed;
+        this.resuming.add(m);
+      }
     }
     this.send({ type: 'subscribe', assets_ids: this.tokenIds, ...(reconnect && this.positions.size ? { last_seq, feed } : {}) });
   }
 
   protected received(m: any): void {
     switch (m.event_type) {
-      case 'book': return this.onBook(m as BookMessage);
-      case 'price_change': case 'last_trade_price': case 'tick_size_change': return this.onChange(m);
-      case 'error': this.h.onError?.(new Error(m.message)); return;
-      default: return; // a message type added later
+      case 'book':
+        return this.onBook(m as BookMessage);
+      case 'price_change':
+      case 'last_trade_price':
+      case 'tick_size_change':
+        return this.onChange(m);
+      case 'error':
+        this.h.onError?.(new Error(m.message));
+        return;
+      default:
+        return; // a message type added later
     }
   }
 
   private onBook(b: BookMessage): void {
     if (!this.tokenIds.includes(b.asset_id)) return;
     const known = this.books.get(b.asset_id);
-    if (known) { known.reset(b); this.resumes.resyncs++; } else this.books.set(b.asset_id, new LocalBook(b.market, b.asset_id, b));
+    if (known) {
+      known.reset(b);
+      this.resumes.resyncs++;
+    } else this.books.set(b.asset_id, new LocalBook(b.market, b.asset_id, b));
     this.resuming.delete(b.market);
     this.positions.set(b.market, { seq: b.seq, feed: b.feed });
     this.h.onBook?.(b);
@@ -94,7 +120,10 @@ export class MarketSubscription extends Channel {
   private onChange(m: PriceChangeMessage | LastTradePriceMessage | TickSizeChangeMessage): void {
     const p = this.positions.get(m.market);
     if (!p) return; // before the market's snapshot: the snapshot is current after it
-    if (m.seq <= p.seq) { this.resumes.duplicates++; return; }
+    if (m.seq <= p.seq) {
+      this.resumes.duplicates++;
+      return;
+    }
     if (m.seq !== p.seq + 1) {
       // A gap (never expected: the node's seq is gap-free): resync from a snapshot.
       this.resumes.gaps++;
@@ -136,7 +165,12 @@ export class UserSubscription extends Channel {
   private seen = new Set<string>();
   private seenOrder: string[] = [];
 
-  constructor(urls: string[], start: number, private bearer: (fresh: boolean) => Promise<string>, private h: UserHandlers) {
+  constructor(
+    urls: string[],
+    start: number,
+    private bearer: (fresh: boolean) => Promise<string>,
+    private h: UserHandlers,
+  ) {
     super(urls, start, '/ws/user', h);
     this.start();
   }
@@ -149,19 +183,28 @@ export class UserSubscription extends Channel {
     return { authorization: `Bearer ${t}` };
   }
 
-  protected async beforeReconnect(code: number): Promise<void> { if (code === 4401) this.fresh = true; }
+  protected async beforeReconnect(code: number): Promise<void> {
+    if (code === 4401) this.fresh = true;
+  }
 
   protected opened(): void {}
 
   protected received(m: any): void {
-    if (m.event_type === 'auth') { this.h.onAuth?.(m.wallet); return; }
-    if (m.event_type === 'error') { this.h.onError?.(new Error(m.message)); return; }
+    if (m.event_type === 'auth') {
+      this.h.onAuth?.(m.wallet);
+      return;
+    }
+    if (m.event_type === 'error') {
+      this.h.onError?.(new Error(m.message));
+      return;
+    }
     if (m.event_type !== 'order' && m.event_type !== 'trade') return;
     const key = `${m.event_type}|${m.market}|${m.seq}|${m.id}`;
     if (this.seen.has(key)) return;
     this.seen.add(key);
     this.seenOrder.push(key);
     if (this.seenOrder.length > 10_000) this.seen.delete(this.seenOrder.shift()!);
-    if (m.event_type === 'order') this.h.onOrder?.(m); else this.h.onTrade?.(m);
+    if (m.event_type === 'order') this.h.onOrder?.(m);
+    else this.h.onTrade?.(m);
   }
 }

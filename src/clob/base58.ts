@@ -5,7 +5,10 @@ import { z } from 'zod';
 
 /** Text of `min` to `max` printable ASCII characters: what a base58 field may be before it is decoded. */
 export const base58Text = (min: number, max: number, what: string) =>
-  z.string().min(min, `${what}: at least ${min} characters`).max(max, `${what}: at most ${max} characters`)
+  z
+    .string()
+    .min(min, `${what}: at least ${min} characters`)
+    .max(max, `${what}: at most ${max} characters`)
     .regex(/^[\x21-\x7e]*$/, `${what} must be printable ASCII (base58)`);
 
 /** An ed25519 public key (32 bytes) in base58: 32 to 44 characters. */

@@ -15,7 +15,17 @@ export class BookClock {
   /** Markets whose StartGame was sent, with the start time (ms, as text) it was sent for. */
   private readonly started = new Map<string, string>();
 
-  constructor(private o: { db: () => Db; asker: Asker; bus: Bus; runtime: Runtime; bookTopic: string; everyMs?: number; log: { warn(o: object, m?: string): void } }) {}
+  constructor(
+    private o: {
+      db: () => Db;
+      asker: Asker;
+      bus: Bus;
+      runtime: Runtime;
+      bookTopic: string;
+      everyMs?: number;
+      log: { warn(o: object, m?: string): void };
+    },
+  ) {}
 
   start(): void {
     const tick = async () => {
@@ -30,7 +40,12 @@ export class BookClock {
   }
 
   async tick(now: number): Promise<void> {
-    const owned = new Set(this.o.runtime.assignment().filter((a) => a.topic === this.o.bookTopic).map((a) => a.partition));
+    const owned = new Set(
+      this.o.runtime
+        .assignment()
+        .filter((a) => a.topic === this.o.bookTopic)
+        .map((a) => a.partition),
+    );
     if (!owned.size) return;
     const n = this.o.bus.partitionsOf(this.o.bookTopic);
     const rows = await this.o.db().execute(

@@ -5,14 +5,27 @@ import { decimalToMicro } from '../../topics/units.ts';
 
 import type { Db } from '../db.ts';
 
-const pubkey = z.string().refine((s) => { try { return bs58.decode(s).length === 32; } catch { return false; } }, 'must be a base58 32-byte address');
+const pubkey = z.string().refine((s) => {
+  try {
+    return bs58.decode(s).length === 32;
+  } catch {
+    return false;
+  }
+}, 'must be a base58 32-byte address');
 /** A decimal in [0, 1e12) with up to 6 places, as a string or number → micro-units. */
-const micro = (max: bigint) => z.union([z.string(), z.number()]).transform((v, ctx) => {
-  const n = decimalToMicro(String(v), { maxWholeDigits: 12 });
-  if (n === null) { ctx.addIssue({ code: 'custom', message: 'must be a decimal with at most 6 places' }); return z.NEVER; }
-  if (n > max) { ctx.addIssue({ code: 'custom', message: 'out of range' }); return z.NEVER; }
-  return n;
-});
+const micro = (max: bigint) =>
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const n = decimalToMicro(String(v), { maxWholeDigits: 12 });
+    if (n === null) {
+      ctx.addIssue({ code: 'custom', message: 'must be a decimal with at most 6 places' });
+      return z.NEVER;
+    }
+    if (n > max) {
+      ctx.addIssue({ code: 'custom', message: 'out of range' });
+      return z.NEVER;
+    }
+    return n;
+  });
 
 const fields = {
   question: z.string().max(2000),
@@ -29,36 +42,57 @@ const fields = {
   reference_price: micro(1_000_000n).nullable(),
 };
 
-export const marketCreate = z.object({
-  condition_id: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x + 64 hex digits').transform((s) => s.toLowerCase()),
-  question: fields.question.default(''),
-  yes_token_id: fields.yes_token_id,
-  no_token_id: fields.no_token_id,
-  tick_size: fields.tick_size.prefault('0.01'),
-  min_size: fields.min_size.prefault('0'),
-  taker_fee_bps: fields.taker_fee_bps.default(0),
-  start_time: fields.start_time.default(null),
-  delay_ms: fields.delay_ms.default(0),
-  status: fields.status.default('open'),
-  on_chain_market_id: fields.on_chain_market_id.default(null),
-  market_address: fields.market_address.default(null),
-  reference_price: fields.reference_price.default(null),
-}).strict().refine((m) => m.yes_token_id !== m.no_token_id, 'yes_token_id and no_token_id must differ');
+export const marketCreate = z
+  .object({
+    condition_id: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x + 64 hex digits')
+      .transform((s) => s.toLowerCase()),
+    question: fields.question.default(''),
+    yes_token_id: fields.yes_token_id,
+    no_token_id: fields.no_token_id,
+    tick_size: fields.tick_size.prefault('0.01'),
+    min_size: fields.min_size.prefault('0'),
+    taker_fee_bps: fields.taker_fee_bps.default(0),
+    start_time: fields.start_time.default(null),
+    delay_ms: fields.delay_ms.default(0),
+    status: fields.status.default('open'),
+    on_chain_market_id: fields.on_chain_market_id.default(null),
+    market_address: fields.market_address.default(null),
+    reference_price: fields.reference_price.default(null),
+  })
+  .strict()
+  .refine((m) => m.yes_token_id !== m.no_token_id, 'yes_token_id and no_token_id must differ');
 
-export const marketPatch = z.object(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
-  .strict().refine((m) => Object.keys(m).length > 0, 'give at least one field to change');
+export const marketPatch = z
+  .object(
+    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
+    },
+  )
+  .strict()
+  .refine((m) => Object.keys(m).length > 0, 'give at least one field to change');
 
 export type MarketCreate = z.infer<typeof marketCreate>;
 export type MarketPatch = z.infer<typeof marketPatch>;
 
 /** The book's view of a market (micro-units, ms). */
 export interface MarketConfig {
-  condition_id: string; yes_token_id: string; no_token_id: string; tick_size: bigint; min_size: bigint;
-  taker_fee_bps: number; start_time: number | null; delay_ms: number; status: 'open' | 'closed' | 'resolved';
+  condition_id: string;
+  yes_token_id: string;
+  no_token_id: string;
+  tick_size: bigint;
+  min_size: bigint;
+  taker_fee_bps: number;
+  start_time: number | null;
+  delay_ms: number;
+  status: 'open' | 'closed' | 'resolved';
 }
 
-const dec = (col: string) => `case when ${col} is null then null else trim(trailing '.' from trim(trailing '0' from (${col}::numeric / 1000000)::numeric(30,6)::text)) end`;
-const ts = (col: string) => `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
+const dec = (col: string) =>
+  `case when ${col} is null then null else trim(trailing '.' from trim(trailing '0' from (${col}::numeric / 1000000)::numeric(30,6)::text)) end`;
+const ts = (col: string) =>
+  `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
 
 export const MARKET_JSON = `json_build_object(
   'condition_id', m.condition_id, 'question', m.question, 'yes_token_id', m.yes_token_id, 'no_token_id', m.no_token_id,
@@ -79,8 +113,21 @@ export class Catalog {
       `insert into markets (condition_id, question, yes_token_id, no_token_id, tick_size, min_size, taker_fee_bps, start_time, delay_ms,
          status, on_chain_market_id, market_address, reference_price, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), now()) on conflict do nothing returning condition_id`,
-      [m.condition_id, m.question, m.yes_token_id, m.no_token_id, m.tick_size.toString(), m.min_size.toString(), m.taker_fee_bps,
-        m.start_time, m.delay_ms, m.status, m.on_chain_market_id, m.market_address, m.reference_price?.toString() ?? null],
+      [
+        m.condition_id,
+        m.question,
+        m.yes_token_id,
+        m.no_token_id,
+        m.tick_size.toString(),
+        m.min_size.toString(),
+        m.taker_fee_bps,
+        m.start_time,
+        m.delay_ms,
+        m.status,
+        m.on_chain_market_id,
+        m.market_address,
+        m.reference_price?.toString() ?? null,
+      ],
     );
     return rows.length ? this.get(m.condition_id) : null;
   }
@@ -95,7 +142,10 @@ export class Catalog {
     }
     let rows: any[];
     try {
-      rows = await this.db().execute(`update markets set ${sets.join(', ')}, updated_at = now() where condition_id = ? returning condition_id`, [...params, conditionId.toLowerCase()]);
+      rows = await this.db().execute(
+        `update markets set ${sets.join(', ')}, updated_at = now() where condition_id = ? returning condition_id`,
+        [...params, conditionId.toLowerCase()],
+      );
     } catch (e: any) {
       if (e?.code === '23505') throw new CatalogConflict('on_chain_market_id is taken by another market');
       throw e;
@@ -109,7 +159,10 @@ export class Catalog {
   }
 
   async list(f: { status?: string } = {}): Promise<unknown[]> {
-    const rows = await this.db().execute(`select ${MARKET_JSON} as j from markets m ${f.status ? 'where m.status = ?' : ''} order by m.created_at desc, m.condition_id`, f.status ? [f.status] : []);
+    const rows = await this.db().execute(
+      `select ${MARKET_JSON} as j from markets m ${f.status ? 'where m.status = ?' : ''} order by m.created_at desc, m.condition_id`,
+      f.status ? [f.status] : [],
+    );
     return rows.map((r) => parse(r.j));
   }
 
@@ -122,7 +175,10 @@ export class Catalog {
   /** The market an outcome token belongs to. */
   async byToken(tokenId: string): Promise<MarketConfig | null> {
     // One round trip on the order path (both token columns are indexed).
-    const rows = await this.db().execute(`select ${CONFIG_COLUMNS} from markets where yes_token_id = ? or no_token_id = ? limit 1`, [tokenId, tokenId]);
+    const rows = await this.db().execute(`select ${CONFIG_COLUMNS} from markets where yes_token_id = ? or no_token_id = ? limit 1`, [
+      tokenId,
+      tokenId,
+    ]);
     return rows.length ? toConfig(rows[0]) : null;
   }
 
@@ -146,8 +202,14 @@ const CONFIG_COLUMNS = `condition_id, yes_token_id, no_token_id, tick_size::text
 
 function toConfig(r: any): MarketConfig {
   return {
-    condition_id: r.condition_id, yes_token_id: r.yes_token_id, no_token_id: r.no_token_id, tick_size: BigInt(r.tick_size),
-    min_size: BigInt(r.min_size), taker_fee_bps: r.taker_fee_bps, start_time: r.start_ms === null ? null : Number(r.start_ms),
-    delay_ms: r.delay_ms, status: r.status,
+    condition_id: r.condition_id,
+    yes_token_id: r.yes_token_id,
+    no_token_id: r.no_token_id,
+    tick_size: BigInt(r.tick_size),
+    min_size: BigInt(r.min_size),
+    taker_fee_bps: r.taker_fee_bps,
+    start_time: r.start_ms === null ? null : Number(r.start_ms),
+    delay_ms: r.delay_ms,
+    status: r.status,
   };
 }

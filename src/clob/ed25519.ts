@@ -31,6 +31,9 @@ export function verifyDetached(message: Uint8Array, signature: Uint8Array, publi
 
 /** Signs with a 64-byte secret key (seed ‖ public key, as Solana keypairs hold it). */
 export function signDetached(message: Uint8Array, secretKey: Uint8Array): Uint8Array {
-  const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: b64url(secretKey.subarray(0, 32)), x: b64url(secretKey.subarray(32, 64)) }, format: 'jwk' });
+  const key = createPrivateKey({
+    key: { kty: 'OKP', crv: 'Ed25519', d: b64url(secretKey.subarray(0, 32)), x: b64url(secretKey.subarray(32, 64)) },
+    format: 'jwk',
+  });
   return cryptoSign(null, message, key);
 }

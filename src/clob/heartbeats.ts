@@ -126,14 +126,22 @@ export class HeartbeatClock {
   }
 
   private async expire(wallet: string, seenMs: string): Promise<number> {
-    const markets: string[] = (await this.o.db().execute(
-      "select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()],
-    )).map((r: any) => r.market);
+    const markets: string[] = (
+      await this.o
+        .db()
+        .execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])
+    ).map((r: any) => r.market);
     const now = Date.now();
-    const replies = markets.length ? await this.o.asker.askManyTo(channel<BookProtocol>(this.o.bookTopic), markets.map((m) => ({
-      key: m, id: `heartbeat:${wallet}:${m}:${seenMs}`,
-      cmd: { type: 'CancelOrders' as const, owner: wallet, all: true, now, reason: HEARTBEAT_CANCEL_REASON },
-    }))) : [];
+    const replies = markets.length
+      ? await this.o.asker.askManyTo(
+          channel<BookProtocol>(this.o.bookTopic),
+          markets.map((m) => ({
+            key: m,
+            id: `heartbeat:${wallet}:${m}:${seenMs}`,
+            cmd: { type: 'CancelOrders' as const, owner: wallet, all: true, now, reason: HEARTBEAT_CANCEL_REASON },
+          })),
+        )
+      : [];
     const cancelled = replies.reduce((a, r) => a + (r?.canceled?.length ?? 0), 0);
     // Only the claim of this very silence is closed: a heartbeat that came meanwhile re-armed the wallet.
     await this.o.db().execute(

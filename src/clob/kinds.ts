@@ -1,6 +1,18 @@
 // The order book's actor kinds as the runtime hosts them: one MarketBook per market on
 // `clob.commands`, one Wallet per wallet on `wallet.commands`.
-import { marketBookDecider, toSnapshot, fromSnapshot, ordersOf, getOrder, bestBidAsk, lastTrade, depthOf, changesBook, type Depth, type MarketBookEvent } from '../../actors/market-book/index.ts';
+import {
+  marketBookDecider,
+  toSnapshot,
+  fromSnapshot,
+  ordersOf,
+  getOrder,
+  bestBidAsk,
+  lastTrade,
+  depthOf,
+  changesBook,
+  type Depth,
+  type MarketBookEvent,
+} from '../../actors/market-book/index.ts';
 import { walletDecider, type WalletEvent, type WalletState } from '../../actors/wallet/decider.ts';
 import { bookCommand, type BookCommandWire, type BookLevels, type BookReplies } from '../../topics/clob-commands.ts';
 import { walletCommand, type WalletCommand, type WalletReply } from '../../topics/wallet-commands.ts';
@@ -11,7 +23,8 @@ import type { ActorKind, Decider } from '../runtime/types.ts';
  *  its snapshot, so that it only grows; the public book reads (/v1/book) show it as `seq`. */
 type BookState = ReturnType<typeof marketBookDecider.initial> & { bookSeq?: number };
 
-const levelsOut = (d: Depth | null): BookLevels | null => d && { bids: d.bids.map(([p, n]) => [p, n.toString()]), asks: d.asks.map(([p, n]) => [p, n.toString()]) };
+const levelsOut = (d: Depth | null): BookLevels | null =>
+  d && { bids: d.bids.map(([p, n]) => [p, n.toString()]), asks: d.asks.map(([p, n]) => [p, n.toString()]) };
 
 /** Any reply of the book (topics/clob-commands.ts, BookReplies). */
 type AnyBookReply = BookReplies[keyof BookReplies];
@@ -38,15 +51,25 @@ const bookWithReads: Decider<BookState, BookCommandWire, MarketBookEvent, AnyBoo
       // `yesMintMerge`: the YES quote as a taker meets it with mint/merge matching on (a NO bid at q
       // is a YES ask at 1 − q, a NO ask a YES bid).
       const yesMintMerge = c.mintMerge && m?.yesTokenId ? bestBidAsk(s, m.yesTokenId, { mintMerge: true }) : undefined;
-      return { events: [], reply: { yes: quote(m?.yesTokenId), no: quote(m?.noTokenId), last: lastTrade(s), ...(yesMintMerge ? { yesMintMerge } : {}) }, final: false };
+      return {
+        events: [],
+        reply: { yes: quote(m?.yesTokenId), no: quote(m?.noTokenId), last: lastTrade(s), ...(yesMintMerge ? { yesMintMerge } : {}) },
+        final: false,
+      };
     }
     if (c.type === 'ReadBook') {
       // Both outcome views of the one book (mirror images with mint/merge on), its seq and last trade.
       const m = s.market;
       return {
-        events: [], final: false,
+        events: [],
+        final: false,
         reply: m
-          ? { seq: s.bookSeq ?? 0, yes: levelsOut(depthOf(s, m.yesTokenId, { mintMerge: c.mintMerge })), no: levelsOut(depthOf(s, m.noTokenId, { mintMerge: c.mintMerge })), last: lastTrade(s) }
+          ? {
+              seq: s.bookSeq ?? 0,
+              yes: levelsOut(depthOf(s, m.yesTokenId, { mintMerge: c.mintMerge })),
+              no: levelsOut(depthOf(s, m.noTokenId, { mintMerge: c.mintMerge })),
+              last: lastTrade(s),
+            }
           : { seq: s.bookSeq ?? 0, yes: null, no: null, last: null },
       };
     }

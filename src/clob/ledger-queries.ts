@@ -17,13 +17,32 @@ const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 export async function openOrders(db: Db, wallet: string, f: { market?: string; id?: string }) {
   const params: unknown[] = [wallet.toLowerCase()];
   let where = 'o.owner_lc = ?';
-  if (f.market) { where += ' and o.market = ?'; params.push(f.market.toLowerCase()); }
-  if (f.id) { where += ' and o.id = ?'; params.push(f.id); }
-  const rows = await db.execute(`select ${OPEN_ORDER} as j from open_orders o where ${where} order by o.created_at desc, o.id limit 1000`, params);
+  if (f.market) {
+    where += ' and o.market = ?';
+    params.push(f.market.toLowerCase());
+  }
+  if (f.id) {
+    where += ' and o.id = ?';
+    params.push(f.id);
+  }
+  const rows = await db.execute(
+    `select ${OPEN_ORDER} as j from open_orders o where ${where} order by o.created_at desc, o.id limit 1000`,
+    params,
+  );
   return rows.map((r) => parse(r.j));
 }
 
-export interface TradeParams { id?: string; owner?: string; taker?: string; maker?: string; market?: string; asset_id?: string; limit: number; before?: number; after?: number }
+export interface TradeParams {
+  id?: string;
+  owner?: string;
+  taker?: string;
+  maker?: string;
+  market?: string;
+  asset_id?: string;
+  limit: number;
+  before?: number;
+  after?: number;
+}
 
 export async function trades(db: Db, wallet: string, f: TradeParams) {
   const me = wallet.toLowerCase();
@@ -31,15 +50,36 @@ export async function trades(db: Db, wallet: string, f: TradeParams) {
   const conds = ['exists (select 1 from trade_parties p where p.trade_id = t.id and p.address_lc = ?)'];
   const params: unknown[] = [me];
   if (f.owner && f.owner.toLowerCase() !== me) return []; // scoped to the caller whatever the filters
-  if (f.id) { conds.push('t.id = ?'); params.push(f.id); }
-  if (f.taker) { conds.push('lower(t.owner) = ?'); params.push(f.taker.toLowerCase()); }
-  if (f.maker) { conds.push("exists (select 1 from trade_parties m where m.trade_id = t.id and m.role = 'MAKER' and m.address_lc = ?)"); params.push(f.maker.toLowerCase()); }
-  if (f.market) { conds.push('t.market = ?'); params.push(f.market.toLowerCase()); }
-  if (f.asset_id) { conds.push('t.asset_id = ?'); params.push(f.asset_id); }
+  if (f.id) {
+    conds.push('t.id = ?');
+    params.push(f.id);
+  }
+  if (f.taker) {
+    conds.push('lower(t.owner) = ?');
+    params.push(f.taker.toLowerCase());
+  }
+  if (f.maker) {
+    conds.push("exists (select 1 from trade_parties m where m.trade_id = t.id and m.role = 'MAKER' and m.address_lc = ?)");
+    params.push(f.maker.toLowerCase());
+  }
+  if (f.market) {
+    conds.push('t.market = ?');
+    params.push(f.market.toLowerCase());
+  }
+  if (f.asset_id) {
+    conds.push('t.asset_id = ?');
+    params.push(f.asset_id);
+  }
   // On match_time as shown (whole unix seconds): shown < before ⟺ match_time < before, and
   // shown > after ⟺ match_time ≥ after + 1 (a trade at after + 0.4 s shows as `after`).
-  if (f.before !== undefined) { conds.push('t.match_time < to_timestamp(?)'); params.push(f.before); }
-  if (f.after !== undefined) { conds.push('t.match_time >= to_timestamp(?)'); params.push(f.after + 1); }
+  if (f.before !== undefined) {
+    conds.push('t.match_time < to_timestamp(?)');
+    params.push(f.before);
+  }
+  if (f.after !== undefined) {
+    conds.push('t.match_time >= to_timestamp(?)');
+    params.push(f.after + 1);
+  }
   const rows = await db.execute(
     `select json_build_object('id', t.id, 'taker_order_id', t.taker_order_id, 'market', t.market, 'asset_id', t.asset_id, 'side', t.side,
        'size', ${dec('t.size')}, 'price', ${dec('t.price')}, 'fee_rate_bps', t.fee_rate_bps::text, 'status', t.status, 'match_type', t.match_type,
@@ -52,8 +92,15 @@ export async function trades(db: Db, wallet: string, f: TradeParams) {
   return rows.map((r) => {
     const t = parse(r.j) as any;
     t.maker_orders = (t.maker_orders ?? []).map((m: any) => ({
-      order_id: m.order_id, owner: m.owner, maker_address: m.maker_address, matched_amount: micro(m.matched_amount), price: micro(m.price),
-      fee_rate_bps: String(m.fee_rate_bps), asset_id: m.asset_id, outcome: m.outcome, side: m.side,
+      order_id: m.order_id,
+      owner: m.owner,
+      maker_address: m.maker_address,
+      matched_amount: micro(m.matched_amount),
+      price: micro(m.price),
+      fee_rate_bps: String(m.fee_rate_bps),
+      asset_id: m.asset_id,
+      outcome: m.outcome,
+      side: m.side,
     }));
     return t;
   });

@@ -9,7 +9,15 @@ import { WakeLoop } from '../store/wake-loop.ts';
 import { ledgerWire, type LedgerMessage } from '../../topics/ledger.ts';
 import type { Db } from '../db.ts';
 
-export interface LedgerRow { market: string; topic: 'orders' | 'trades'; seq: string; type: string; owner_lc: string | null; payload: any; at: string }
+export interface LedgerRow {
+  market: string;
+  topic: 'orders' | 'trades';
+  seq: string;
+  type: string;
+  owner_lc: string | null;
+  payload: any;
+  at: string;
+}
 
 /** The wire message of contracts/clob.md, Ledger stream: `{ v: 1, type, market, seq, at, ... }` (topics/ledger.ts). */
 export function ledgerMessage(r: LedgerRow): LedgerMessage {
@@ -26,8 +34,20 @@ export function ledgerMessage(r: LedgerRow): LedgerMessage {
 export class LedgerRelay {
   private loop: WakeLoop;
 
-  constructor(private orm: Orm, private bus: Bus, private topicOf: (t: string) => string, private log: { error(o: object, m?: string): void }, idleMs = 500, private limit = 5000, gapMs = 50) {
-    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit, { idleMs, gapMs, onError: (err) => this.log.error({ err }, 'ledger relay failed; retrying') });
+  constructor(
+    private orm: Orm,
+    private bus: Bus,
+    private topicOf: (t: string) => string,
+    private log: { error(o: object, m?: string): void },
+    idleMs = 500,
+    private limit = 5000,
+    gapMs = 50,
+  ) {
+    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit, {
+      idleMs,
+      gapMs,
+      onError: (err) => this.log.error({ err }, 'ledger relay failed; retrying'),
+    });
   }
 
   start(): void {
@@ -50,14 +70,18 @@ export class LedgerRelay {
            locked as materialized (select market from pending where pg_try_advisory_xact_lock(hashtext('ledger:' || market)))
          select l.market, l.topic, l.seq::text as seq, l.type, l.owner_lc, l.payload, l.at from ledger_messages l
          where l.market in (select market from locked) and not l.published
-         order by l.market, l.topic, l.seq limit ?`, [this.limit]); // the bigint seq, not the text alias
+         order by l.market, l.topic, l.seq limit ?`,
+        [this.limit],
+      ); // the bigint seq, not the text alias
       if (!rows.length) return 0;
       for (const topic of ['orders', 'trades']) {
         const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
         if (recs.length) await this.bus.send(this.topicOf(topic), recs);
       }
-      await em.execute('update ledger_messages set published = true where not published and (market, topic, seq) in (select t.market, t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint))',
-        [toJson(rows.map((r) => ({ market: r.market, topic: r.topic, seq: Number(r.seq) })))]);
+      await em.execute(
+        'update ledger_messages set published = true where not published and (market, topic, seq) in (select t.market, t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint))',
+        [toJson(rows.map((r) => ({ market: r.market, topic: r.topic, seq: Number(r.seq) })))],
+      );
       return rows.length;
     });
   }
@@ -69,7 +93,10 @@ export class LedgerRelay {
 }
 
 /** Cursor of an SSE stream: the last seq seen of each topic (`o<seq>.t<seq>`, the SSE event id). */
-export interface Cursor { orders: number; trades: number }
+export interface Cursor {
+  orders: number;
+  trades: number;
+}
 
 export function parseCursor(s: string | undefined): Cursor | null {
   if (!s) return null;
@@ -80,11 +107,18 @@ export function parseCursor(s: string | undefined): Cursor | null {
 export const cursorId = (c: Cursor) => `o${c.orders}.t${c.trades}`;
 
 /** Messages after the cursor, each topic in seq order, merged by time; others' order messages lose their owner. */
-export async function readAfter(db: Db, market: string, c: Cursor, viewer: string, limit = 500): Promise<{ rows: Record<string, unknown>[]; ids: string[]; cursor: Cursor }> {
-  const fetch = (topic: string, after: number): Promise<LedgerRow[]> => db.execute(
-    `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages where market = ? and topic = ? and seq > ? order by ledger_messages.seq limit ?`, // the bigint, not the text alias
-    [market, topic, after, limit],
-  );
+export async function readAfter(
+  db: Db,
+  market: string,
+  c: Cursor,
+  viewer: string,
+  limit = 500,
+): Promise<{ rows: Record<string, unknown>[]; ids: string[]; cursor: Cursor }> {
+  const fetch = (topic: string, after: number): Promise<LedgerRow[]> =>
+    db.execute(
+      `select market, topic, seq::text, type, owner_lc, payload, at from ledger_messages where market = ? and topic = ? and seq > ? order by ledger_messages.seq limit ?`, // the bigint, not the text alias
+      [market, topic, after, limit],
+    );
   const [orders, trades] = await Promise.all([fetch('orders', c.orders), fetch('trades', c.trades)]);
   const out: Record<string, unknown>[] = [];
   const ids: string[] = [];
@@ -99,7 +133,10 @@ export async function readAfter(db: Db, market: string, c: Cursor, viewer: strin
     else cur.trades = Number(r.seq);
     const msg = ledgerMessage(r) as any;
     if (r.owner_lc && r.owner_lc !== me) {
-      if (msg.order) { const { owner: _o, ...order } = msg.order; msg.order = order; }
+      if (msg.order) {
+        const { owner: _o, ...order } = msg.order;
+        msg.order = order;
+      }
       delete msg.owner;
     }
     out.push({ ...msg, topic: `ledger.${r.topic}` });
@@ -110,7 +147,7 @@ export async function readAfter(db: Db, market: string, c: Cursor, viewer: strin
 
 /** Where a new stream starts: the current end of the market's ledger. */
 export async function endCursor(db: Db, market: string): Promise<Cursor> {
-  const rows = await db.execute("select topic, max(seq)::text as seq from ledger_messages where market = ? group by topic", [market]);
+  const rows = await db.execute('select topic, max(seq)::text as seq from ledger_messages where market = ? group by topic', [market]);
   const c: Cursor = { orders: 0, trades: 0 };
   for (const r of rows) c[r.topic as 'orders' | 'trades'] = Number(r.seq);
   return c;

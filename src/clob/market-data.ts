@@ -13,12 +13,21 @@ import { marketTrades, type PublicTrade } from './market-trades.ts';
 import type { Db } from '../db.ts';
 
 /** What the catalog says of a market, for its two tokens. */
-interface MarketRow { condition_id: string; yes_token_id: string; no_token_id: string; tick_size: string; min_size: string }
+interface MarketRow {
+  condition_id: string;
+  yes_token_id: string;
+  no_token_id: string;
+  tick_size: string;
+  min_size: string;
+}
 
 /** The book actor's ReadBook reply (topics/clob-commands.ts, BookView): levels as [price micro, size micro] per outcome view. */
 type BookReply = Answer<BookProtocol, { type: 'ReadBook'; mintMerge: boolean }>;
 
-export interface PriceLevel { price: string; size: string }
+export interface PriceLevel {
+  price: string;
+  size: string;
+}
 
 /** GET /v1/book's answer (the Polymarket CLOB's OrderBookSummary, plus `seq`). */
 export interface BookSummary {
@@ -41,13 +50,25 @@ export interface BookSummary {
 export type Side = 'BUY' | 'SELL';
 export type Interval = '1m' | '1h' | '6h' | '1d' | '1w' | 'max';
 
-export const INTERVAL_SECONDS: Record<Exclude<Interval, 'max'>, number> = { '1m': 60, '1h': 3_600, '6h': 21_600, '1d': 86_400, '1w': 604_800 };
+export const INTERVAL_SECONDS: Record<Exclude<Interval, 'max'>, number> = {
+  '1m': 60,
+  '1h': 3_600,
+  '6h': 21_600,
+  '1d': 86_400,
+  '1w': 604_800,
+};
 /** Most points one history answer may hold (a window of more buckets is a 400). */
 export const MAX_HISTORY_POINTS = 1_000;
 /** The bucket sizes (minutes) chosen when `fidelity` is not given: the finest that fits the window. */
 const FIDELITIES = [1, 5, 15, 60, 360, 1_440, 10_080, 43_200];
 
-export interface HistoryQuery { market: string; interval?: Interval; fidelity?: number; startTs?: number; endTs?: number }
+export interface HistoryQuery {
+  market: string;
+  interval?: Interval;
+  fidelity?: number;
+  startTs?: number;
+  endTs?: number;
+}
 
 /** A signed micro-unit amount as a decimal string ("-0.02"). */
 const signed = (v: bigint) => (v < 0n ? `-${decimal(-v)}` : decimal(v));
@@ -67,21 +88,32 @@ export class MarketData {
 
   private async markets(tokens: string[]): Promise<Map<string, MarketRow>> {
     const rows: MarketRow[] = tokens.length
-      ? await this.d.db().execute(
-        'select condition_id, yes_token_id, no_token_id, tick_size::text, min_size::text from markets where yes_token_id in (?) or no_token_id in (?)',
-        [tokens, tokens],
-      )
+      ? await this.d
+          .db()
+          .execute(
+            'select condition_id, yes_token_id, no_token_id, tick_size::text, min_size::text from markets where yes_token_id in (?) or no_token_id in (?)',
+            [tokens, tokens],
+          )
       : [];
     const out = new Map<string, MarketRow>();
-    for (const r of rows) { out.set(r.yes_token_id, r); out.set(r.no_token_id, r); }
+    for (const r of rows) {
+      out.set(r.yes_token_id, r);
+      out.set(r.no_token_id, r);
+    }
     const unknown = tokens.filter((t) => !out.has(t));
-    if (unknown.length) throw notFound(`no market trades token ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}`);
+    if (unknown.length)
+      throw notFound(
+        `no market trades token ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}`,
+      );
     return out;
   }
 
   private async readBook(conditionId: string): Promise<BookReply> {
     try {
-      return await this.d.asker.askTo(channel<BookProtocol>(this.d.bookTopic), conditionId, { type: 'ReadBook', mintMerge: this.d.mintMerge });
+      return await this.d.asker.askTo(channel<BookProtocol>(this.d.bookTopic), conditionId, {
+        type: 'ReadBook',
+        mintMerge: this.d.mintMerge,
+      });
     } catch (e) {
       if (e instanceof AskTimeout) throw unavailable('unavailable', 'the book did not answer in time; retry');
       throw e;
@@ -163,7 +195,9 @@ export class MarketData {
     let start: number;
     if (q.startTs !== undefined) start = q.startTs;
     else if (q.interval === 'max') {
-      const [r] = await this.d.db().execute('select floor(extract(epoch from min(match_time)))::bigint::text as first from trades where market = ?', [m.condition_id]);
+      const [r] = await this.d
+        .db()
+        .execute('select floor(extract(epoch from min(match_time)))::bigint::text as first from trades where market = ?', [m.condition_id]);
       if (r?.first == null) return { history: [] };
       start = Math.min(Number(r.first), end);
     } else start = end - INTERVAL_SECONDS[q.interval!];
@@ -171,7 +205,10 @@ export class MarketData {
     const buckets = (fid: number) => Math.floor(end / (fid * 60)) - Math.floor(start / (fid * 60)) + 1;
     const fidelity = q.fidelity ?? FIDELITIES.find((f) => buckets(f) <= MAX_HISTORY_POINTS) ?? FIDELITIES[FIDELITIES.length - 1];
     if (buckets(fidelity) > MAX_HISTORY_POINTS) {
-      throw invalid('invalid_request', `the window holds ${buckets(fidelity)} buckets of ${fidelity} minutes: at most ${MAX_HISTORY_POINTS} points per answer (raise fidelity or narrow the window)`);
+      throw invalid(
+        'invalid_request',
+        `the window holds ${buckets(fidelity)} buckets of ${fidelity} minutes: at most ${MAX_HISTORY_POINTS} points per answer (raise fidelity or narrow the window)`,
+      );
     }
     const width = fidelity * 60;
     // The market's trades in the window (index trades_market_time_idx), the last of each bucket.
@@ -201,19 +238,33 @@ function micro(v: string): bigint {
 /** The canonical text a book's hash is taken of: one line per field, levels as price:size. */
 export function canonicalBook(b: Pick<BookSummary, 'market' | 'asset_id' | 'bids' | 'asks' | 'tick_size' | 'min_order_size'>): string {
   const side = (l: PriceLevel[]) => l.map((x) => `${x.price}:${x.size}`).join(',');
-  return [b.market, b.asset_id, `bids=${side(b.bids)}`, `asks=${side(b.asks)}`, `tick=${b.tick_size}`, `min=${b.min_order_size}`].join('\n');
+  return [b.market, b.asset_id, `bids=${side(b.bids)}`, `asks=${side(b.asks)}`, `tick=${b.tick_size}`, `min=${b.min_order_size}`].join(
+    '\n',
+  );
 }
 
 function summary(m: MarketRow, token: string, r: BookReply, now: string): BookSummary {
   const view = token === m.yes_token_id ? r.yes : r.no;
   const body = {
-    market: m.condition_id, asset_id: token, bids: levels(view?.bids ?? []), asks: levels(view?.asks ?? []),
-    tick_size: decimal(m.tick_size), min_order_size: decimal(m.min_size),
+    market: m.condition_id,
+    asset_id: token,
+    bids: levels(view?.bids ?? []),
+    asks: levels(view?.asks ?? []),
+    tick_size: decimal(m.tick_size),
+    min_order_size: decimal(m.min_size),
   };
   const last = r.last ? (r.last.asset_id === token ? r.last.price : 1_000_000 - r.last.price) : null;
   return {
-    market: body.market, asset_id: token, timestamp: now, hash: createHash('sha256').update(canonicalBook(body)).digest('hex'),
-    bids: body.bids, asks: body.asks, tick_size: body.tick_size, min_order_size: body.min_order_size, neg_risk: false,
-    last_trade_price: last === null ? null : decimal(last), seq: r.seq,
+    market: body.market,
+    asset_id: token,
+    timestamp: now,
+    hash: createHash('sha256').update(canonicalBook(body)).digest('hex'),
+    bids: body.bids,
+    asks: body.asks,
+    tick_size: body.tick_size,
+    min_order_size: body.min_order_size,
+    neg_risk: false,
+    last_trade_price: last === null ? null : decimal(last),
+    seq: r.seq,
   };
 }

@@ -19,7 +19,9 @@ type Header = 'market' | 'seq' | 'timestamp';
 
 /** Who receives a market's messages (a connection): one serialized text per message. */
 /** `bytes`: the text's UTF-8 length when the sender knows it (one message to many listeners). */
-export interface FeedListener { deliver(text: string, bytes?: number): void }
+export interface FeedListener {
+  deliver(text: string, bytes?: number): void;
+}
 
 export interface FeedOptions {
   db: () => Db;
@@ -42,8 +44,20 @@ export function micro(v: string): bigint {
   return n;
 }
 
-interface Resting { asset: string; side: 'BUY' | 'SELL'; price: number; original: bigint; matched: bigint }
-interface MarketRow { condition_id: string; yes_token_id: string; no_token_id: string; tick_size: string; min_size: string }
+interface Resting {
+  asset: string;
+  side: 'BUY' | 'SELL';
+  price: number;
+  original: bigint;
+  matched: bigint;
+}
+interface MarketRow {
+  condition_id: string;
+  yes_token_id: string;
+  no_token_id: string;
+  tick_size: string;
+  min_size: string;
+}
 
 /** One market's channel state. */
 class MarketState {
@@ -55,20 +69,33 @@ class MarketState {
   readonly levels = new Map<string, { BUY: Map<number, bigint>; SELL: Map<number, bigint> }>();
   idleSince = 0;
 
-  constructor(public m: MarketRow, public ordersPos: number, public tradesPos: number, readonly feed: string) {
+  constructor(
+    public m: MarketRow,
+    public ordersPos: number,
+    public tradesPos: number,
+    readonly feed: string,
+  ) {
     this.levels.set(m.yes_token_id, { BUY: new Map(), SELL: new Map() });
     this.levels.set(m.no_token_id, { BUY: new Map(), SELL: new Map() });
   }
 
-  other(asset: string) { return asset === this.m.yes_token_id ? this.m.no_token_id : this.m.yes_token_id; }
+  other(asset: string) {
+    return asset === this.m.yes_token_id ? this.m.no_token_id : this.m.yes_token_id;
+  }
 
   /** Adds `delta` of a resting order to the views it shows in; records the touched levels. */
-  add(o: Pick<Resting, 'asset' | 'side' | 'price'>, delta: bigint, mintMerge: boolean, touched: Map<string, [string, 'BUY' | 'SELL', number]>) {
+  add(
+    o: Pick<Resting, 'asset' | 'side' | 'price'>,
+    delta: bigint,
+    mintMerge: boolean,
+    touched: Map<string, [string, 'BUY' | 'SELL', number]>,
+  ) {
     if (delta === 0n) return;
     const bump = (asset: string, side: 'BUY' | 'SELL', price: number) => {
       const l = this.levels.get(asset)![side];
       const n = (l.get(price) ?? 0n) + delta;
-      if (n <= 0n) l.delete(price); else l.set(price, n);
+      if (n <= 0n) l.delete(price);
+      else l.set(price, n);
       touched.set(`${asset}|${side}|${price}`, [asset, side, price]);
     };
     bump(o.asset, o.side, o.price);
@@ -83,7 +110,8 @@ class MarketState {
 
   view(asset: string): { bids: PriceLevel[]; asks: PriceLevel[] } {
     const l = this.levels.get(asset)!;
-    const out = (m: Map<number, bigint>, desc: boolean) => [...m].sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0])).map(([p, n]) => ({ price: decimal(p), size: decimal(n) }));
+    const out = (m: Map<number, bigint>, desc: boolean) =>
+      [...m].sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0])).map(([p, n]) => ({ price: decimal(p), size: decimal(n) }));
     return { bids: out(l.BUY, true), asks: out(l.SELL, false) };
   }
 }
@@ -108,30 +136,56 @@ export class MarketFeed {
   readonly resumes = { exact: 0, snapshot: 0 };
 
   constructor(private o: FeedOptions) {
-    this.loop = new WakeLoop(() => this.tick(), { idleMs: o.pollMs, gapMs: Math.min(20, o.pollMs), onError: (err) => o.log.error({ err }, 'market feed tail failed; retrying') });
+    this.loop = new WakeLoop(() => this.tick(), {
+      idleMs: o.pollMs,
+      gapMs: Math.min(20, o.pollMs),
+      onError: (err) => o.log.error({ err }, 'market feed tail failed; retrying'),
+    });
   }
 
-  private now() { return (this.o.now ?? Date.now)(); }
+  private now() {
+    return (this.o.now ?? Date.now)();
+  }
 
   /** Something was committed on this node: tail now. */
-  poke(): void { if (this.started) this.loop.poke(); }
+  poke(): void {
+    if (this.started) this.loop.poke();
+  }
 
-  stop(): Promise<void> { this.started = false; return this.loop.stop(); }
+  stop(): Promise<void> {
+    this.started = false;
+    return this.loop.stop();
+  }
 
   private ensureRunning() {
-    if (!this.started) { this.started = true; this.loop.start(); }
+    if (!this.started) {
+      this.started = true;
+      this.loop.start();
+    }
   }
 
   /** Markets of these token ids (unknown ones left out). */
   async resolve(tokens: string[]): Promise<Map<string, MarketRow>> {
     const out = new Map<string, MarketRow>();
-    const ask = tokens.filter((t) => { const m = this.known.get(t); if (m) out.set(t, m); return !m; });
-    const rows: MarketRow[] = ask.length ? await this.o.db().execute(
-      'select condition_id, yes_token_id, no_token_id, tick_size::text as tick_size, min_size::text as min_size from markets where yes_token_id in (?) or no_token_id in (?)',
-      [ask, ask]) : [];
+    const ask = tokens.filter((t) => {
+      const m = this.known.get(t);
+      if (m) out.set(t, m);
+      return !m;
+    });
+    const rows: MarketRow[] = ask.length
+      ? await this.o
+          .db()
+          .execute(
+            'select condition_id, yes_token_id, no_token_id, tick_size::text as tick_size, min_size::text as min_size from markets where yes_token_id in (?) or no_token_id in (?)',
+            [ask, ask],
+          )
+      : [];
     if (this.known.size > 20_000) this.known.clear(); // bounded: a cache of token → market (never of unknown tokens)
     for (const r of rows) {
-      for (const t of [r.yes_token_id, r.no_token_id]) { this.known.set(t, r); if (ask.includes(t)) out.set(t, r); }
+      for (const t of [r.yes_token_id, r.no_token_id]) {
+        this.known.set(t, r);
+        if (ask.includes(t)) out.set(t, r);
+      }
     }
     return out;
   }
@@ -166,7 +220,10 @@ export class MarketFeed {
 
   unsubscribe(l: FeedListener, market: string): void {
     const s = this.states.get(market);
-    if (s) { s.subscribers.delete(l); if (!s.subscribers.size) s.idleSince = this.now(); }
+    if (s) {
+      s.subscribers.delete(l);
+      if (!s.subscribers.size) s.idleSince = this.now();
+    }
     const p = this.pending.get(market);
     if (p) p.waiters = p.waiters.filter((w) => w.l !== l);
   }
@@ -174,7 +231,11 @@ export class MarketFeed {
   /** A wallet's user channel: its own order and trade messages from now on. */
   addWallet(wallet: string, l: FeedListener): void {
     const k = wallet.toLowerCase();
-    if (!this.wallets.size) { this.userCursors.clear(); this.userMarketsAt = 0; this.userSince = this.now(); }
+    if (!this.wallets.size) {
+      this.userCursors.clear();
+      this.userMarketsAt = 0;
+      this.userSince = this.now();
+    }
     const set = this.wallets.get(k) ?? new Set();
     set.add(l);
     this.wallets.set(k, set);
@@ -206,14 +267,30 @@ export class MarketFeed {
     const v = s.view(asset);
     const tick = decimal(s.m.tick_size);
     const min = decimal(s.m.min_size);
-    const hash = createHash('sha256').update(canonicalBook({ market: s.m.condition_id, asset_id: asset, bids: v.bids, asks: v.asks, tick_size: tick, min_order_size: min })).digest('hex');
+    const hash = createHash('sha256')
+      .update(
+        canonicalBook({ market: s.m.condition_id, asset_id: asset, bids: v.bids, asks: v.asks, tick_size: tick, min_order_size: min }),
+      )
+      .digest('hex');
     return JSON.stringify({
-      event_type: 'book', market: s.m.condition_id, asset_id: asset, seq: s.seq, timestamp: String(this.now()), hash,
-      bids: v.bids, asks: v.asks, tick_size: tick, min_order_size: min, feed: s.feed,
+      event_type: 'book',
+      market: s.m.condition_id,
+      asset_id: asset,
+      seq: s.seq,
+      timestamp: String(this.now()),
+      hash,
+      bids: v.bids,
+      asks: v.asks,
+      tick_size: tick,
+      min_order_size: min,
+      feed: s.feed,
     } satisfies BookMessage);
   }
 
-  private emit(s: MarketState, body: Omit<PriceChangeMessage, Header> | Omit<LastTradePriceMessage, Header> | Omit<TickSizeChangeMessage, Header>): void {
+  private emit(
+    s: MarketState,
+    body: Omit<PriceChangeMessage, Header> | Omit<LastTradePriceMessage, Header> | Omit<TickSizeChangeMessage, Header>,
+  ): void {
     s.seq += 1;
     const { event_type, ...rest } = body;
     const text = JSON.stringify({ event_type, market: s.m.condition_id, seq: s.seq, timestamp: String(this.now()), ...rest });
@@ -228,11 +305,20 @@ export class MarketFeed {
     const now = this.now();
     for (const [id, s] of this.states) if (!s.subscribers.size && now - s.idleSince > this.o.lingerMs) this.states.delete(id);
     for (const [id, p] of [...this.pending]) {
-      if (!p.waiters.length) { this.pending.delete(id); continue; }
+      if (!p.waiters.length) {
+        this.pending.delete(id);
+        continue;
+      }
       let s = this.states.get(id); // bootstrapped while these waited
-      if (!s) { s = await this.bootstrap(p.row); this.states.set(id, s); } // a failure keeps them waiting: the next round retries
+      if (!s) {
+        s = await this.bootstrap(p.row);
+        this.states.set(id, s);
+      } // a failure keeps them waiting: the next round retries
       if (this.pending.get(id) === p) this.pending.delete(id);
-      for (const w of p.waiters) { s.subscribers.add(w.l); for (const a of w.assets) w.l.deliver(this.bookText(s, a)); }
+      for (const w of p.waiters) {
+        s.subscribers.add(w.l);
+        for (const a of w.assets) w.l.deliver(this.bookText(s, a));
+      }
       if (!s.subscribers.size) s.idleSince = now;
     }
     if (!this.wallets.size) this.userCursors.clear(); // no user channel: only the subscribed markets are tailed
@@ -243,17 +329,26 @@ export class MarketFeed {
     for (const [id, c] of this.userCursors) cursors.set(id, { ...c });
     for (const [id, s] of this.states) {
       const c = cursors.get(id);
-      cursors.set(id, c ? { orders: Math.min(c.orders, s.ordersPos), trades: Math.min(c.trades, s.tradesPos) } : { orders: s.ordersPos, trades: s.tradesPos });
+      cursors.set(
+        id,
+        c
+          ? { orders: Math.min(c.orders, s.ordersPos), trades: Math.min(c.trades, s.tradesPos) }
+          : { orders: s.ordersPos, trades: s.tradesPos },
+      );
     }
     const limit = 1000;
-    const list = [...cursors].flatMap(([market, c]) => [{ market, topic: 'orders', seq: c.orders }, { market, topic: 'trades', seq: c.trades }]);
+    const list = [...cursors].flatMap(([market, c]) => [
+      { market, topic: 'orders', seq: c.orders },
+      { market, topic: 'trades', seq: c.trades },
+    ]);
     if (!list.length) return false;
     const rows: LedgerRow[] = await this.o.db().execute(
       `select l.market, l.topic, l.seq::text as seq, l.type, l.owner_lc, l.payload, l.at
        from jsonb_to_recordset(?::jsonb) as c(market text, topic text, seq bigint)
        cross join lateral (select * from ledger_messages x where x.market = c.market and x.topic = c.topic and x.seq > c.seq order by x.seq limit ?) l
        order by l.market, l.topic desc, l.seq`, // per market: orders (the book) before trades
-      [JSON.stringify(list), limit]);
+      [JSON.stringify(list), limit],
+    );
     const more = new Map<string, number>();
     for (const r of rows) more.set(`${r.market}|${r.topic}`, (more.get(`${r.market}|${r.topic}`) ?? 0) + 1);
     const userRows: LedgerRow[] = [];
@@ -265,11 +360,20 @@ export class MarketFeed {
         const pos = r.topic === 'orders' ? s.ordersPos : s.tradesPos;
         if (seq === pos + 1) {
           const msg = { type: r.type, ...payload } as LedgerPayload;
-          if (r.topic === 'orders') { s.ordersPos = seq; this.applyOrder(s, msg as LedgerOrdersMessage); } else { s.tradesPos = seq; this.applyTrade(s, msg as LedgerTradesMessage); }
+          if (r.topic === 'orders') {
+            s.ordersPos = seq;
+            this.applyOrder(s, msg as LedgerOrdersMessage);
+          } else {
+            s.tradesPos = seq;
+            this.applyTrade(s, msg as LedgerTradesMessage);
+          }
         }
       }
       const u = this.userCursors.get(r.market);
-      if (u && seq === u[r.topic as 'orders' | 'trades'] + 1) { u[r.topic as 'orders' | 'trades'] = seq; userRows.push({ ...r, payload }); }
+      if (u && seq === u[r.topic as 'orders' | 'trades'] + 1) {
+        u[r.topic as 'orders' | 'trades'] = seq;
+        userRows.push({ ...r, payload });
+      }
     }
     if (userRows.length && this.wallets.size) await this.deliverUser(userRows);
     await this.checkTicks();
@@ -284,7 +388,8 @@ export class MarketFeed {
               (select row_to_json(x) from (select condition_id, yes_token_id, no_token_id, tick_size::text as tick_size, min_size::text as min_size from markets where condition_id = ?) x) as m,
               (select coalesce(json_agg(json_build_object('id', id, 'asset_id', asset_id, 'side', side, 'price', price, 'original', original_size::text, 'matched', size_matched::text)), '[]'::json)
                  from open_orders where market = ? and status = 'LIVE') as orders`,
-      [m.condition_id, m.condition_id, m.condition_id, m.condition_id]);
+      [m.condition_id, m.condition_id, m.condition_id, m.condition_id],
+    );
     const row = (typeof r.m === 'string' ? JSON.parse(r.m) : r.m) ?? m;
     const s = new MarketState(row, Number(r.o), Number(r.t), `${this.o.nodeId}.${this.boot}.${(++this.feeds).toString(36)}`);
     // A new feed counts on from the number of ledger rows it starts after: at most one message per
@@ -293,7 +398,13 @@ export class MarketFeed {
     const orders = typeof r.orders === 'string' ? JSON.parse(r.orders) : r.orders;
     const touched = new Map();
     for (const o of orders) {
-      const x: Resting = { asset: o.asset_id, side: o.side, price: Number(o.price), original: BigInt(o.original), matched: BigInt(o.matched) };
+      const x: Resting = {
+        asset: o.asset_id,
+        side: o.side,
+        price: Number(o.price),
+        original: BigInt(o.original),
+        matched: BigInt(o.matched),
+      };
       s.orders.set(o.id, x);
       s.add(x, x.original - x.matched, this.o.mintMerge, touched);
     }
@@ -306,7 +417,13 @@ export class MarketFeed {
     if (p.type === 'order_placed') {
       const od = p.order;
       if (od.status === 'LIVE' && (od.asset_id === s.m.yes_token_id || od.asset_id === s.m.no_token_id)) {
-        const x: Resting = { asset: od.asset_id, side: od.side, price: Number(micro(od.price)), original: micro(od.original_size), matched: micro(od.size_matched) };
+        const x: Resting = {
+          asset: od.asset_id,
+          side: od.side,
+          price: Number(micro(od.price)),
+          original: micro(od.original_size),
+          matched: micro(od.size_matched),
+        };
         const before = s.orders.get(od.id);
         if (before) s.add(before, before.matched - before.original, this.o.mintMerge, touched);
         s.orders.set(od.id, x);
@@ -319,13 +436,18 @@ export class MarketFeed {
         const gone = p.type !== 'order_updated' || p.status !== 'LIVE';
         const left = gone ? 0n : x.original - matched;
         s.add(x, left - (x.original - x.matched), this.o.mintMerge, touched);
-        if (gone) s.orders.delete(p.order_id); else x.matched = matched;
+        if (gone) s.orders.delete(p.order_id);
+        else x.matched = matched;
       }
     }
     if (!touched.size) return;
     const price_changes = [...touched.values()].map(([asset, side, price]) => ({
-      asset_id: asset, price: decimal(price), size: decimal(s.levels.get(asset)![side].get(price) ?? 0n), side,
-      best_bid: s.best(asset, 'BUY'), best_ask: s.best(asset, 'SELL'),
+      asset_id: asset,
+      price: decimal(price),
+      size: decimal(s.levels.get(asset)![side].get(price) ?? 0n),
+      side,
+      best_bid: s.best(asset, 'BUY'),
+      best_ask: s.best(asset, 'SELL'),
     }));
     this.emit(s, { event_type: 'price_change', price_changes });
   }
@@ -333,14 +455,25 @@ export class MarketFeed {
   private applyTrade(s: MarketState, p: LedgerTradesMessage): void {
     if (p.type !== 'trade_matched') return;
     const t = p.trade;
-    this.emit(s, { event_type: 'last_trade_price', asset_id: t.asset_id, price: t.price, size: t.size, side: t.side, fee_rate_bps: String(t.fee_rate_bps) });
+    this.emit(s, {
+      event_type: 'last_trade_price',
+      asset_id: t.asset_id,
+      price: t.price,
+      size: t.size,
+      side: t.side,
+      fee_rate_bps: String(t.fee_rate_bps),
+    });
   }
 
   /** The catalog's tick of followed markets: a change is a tick_size_change per asset. */
   private async checkTicks(): Promise<void> {
     if (!this.states.size || this.now() - this.ticksAt < 1000) return;
     this.ticksAt = this.now();
-    const rows = await this.o.db().execute('select condition_id, tick_size::text as tick_size, min_size::text as min_size from markets where condition_id in (?)', [[...this.states.keys()]]);
+    const rows = await this.o
+      .db()
+      .execute('select condition_id, tick_size::text as tick_size, min_size::text as min_size from markets where condition_id in (?)', [
+        [...this.states.keys()],
+      ]);
     for (const r of rows) {
       const s = this.states.get(r.condition_id);
       if (!s) continue;
@@ -348,7 +481,8 @@ export class MarketFeed {
       if (s.m.tick_size === r.tick_size) continue;
       const old = decimal(s.m.tick_size);
       s.m.tick_size = r.tick_size;
-      for (const a of [s.m.yes_token_id, s.m.no_token_id]) this.emit(s, { event_type: 'tick_size_change', asset_id: a, old_tick_size: old, new_tick_size: decimal(r.tick_size) });
+      for (const a of [s.m.yes_token_id, s.m.no_token_id])
+        this.emit(s, { event_type: 'tick_size_change', asset_id: a, old_tick_size: old, new_tick_size: decimal(r.tick_size) });
     }
   }
 
@@ -363,11 +497,16 @@ export class MarketFeed {
       `select m.condition_id as market, (m.created_at >= to_timestamp(? / 1000.0)) as fresh,
          (select coalesce(max(seq), 0)::text from ledger_messages l where l.market = m.condition_id and l.topic = 'orders') as o,
          (select coalesce(max(seq), 0)::text from ledger_messages l where l.market = m.condition_id and l.topic = 'trades') as t
-       from markets m`, [this.userSince]);
+       from markets m`,
+      [this.userSince],
+    );
     for (const r of rows) {
       if (this.userCursors.has(r.market)) continue;
       const fresh = r.fresh === true || r.fresh === 't';
-      this.userCursors.set(r.market, fresh && this.userCursors.size ? { orders: 0, trades: 0 } : { orders: Number(r.o), trades: Number(r.t) });
+      this.userCursors.set(
+        r.market,
+        fresh && this.userCursors.size ? { orders: 0, trades: 0 } : { orders: Number(r.o), trades: Number(r.t) },
+      );
     }
   }
 
@@ -377,16 +516,27 @@ export class MarketFeed {
     const tradeIds = new Set<string>();
     for (const r of rows) {
       const p = messageOf(r);
-      if (isOrders(p)) { if (r.owner_lc && this.wallets.has(r.owner_lc)) orderIds.add(orderIdOf(p)); } else tradeIds.add(tradeIdOf(p));
+      if (isOrders(p)) {
+        if (r.owner_lc && this.wallets.has(r.owner_lc)) orderIds.add(orderIdOf(p));
+      } else tradeIds.add(tradeIdOf(p));
     }
     const orders = new Map<string, any>();
     if (orderIds.size) {
-      for (const o of await this.o.db().execute('select id, asset_id, side, price, original_size::text as original_size from open_orders where id in (?)', [[...orderIds]])) orders.set(o.id, o);
+      for (const o of await this.o
+        .db()
+        .execute('select id, asset_id, side, price, original_size::text as original_size from open_orders where id in (?)', [
+          [...orderIds],
+        ]))
+        orders.set(o.id, o);
     }
     const trades = new Map<string, any>();
     if (tradeIds.size) {
-      for (const t of await this.o.db().execute(
-        `select id, market, asset_id, side, size::text as size, price, owner, maker_orders from trades where id in (?)`, [[...tradeIds]])) trades.set(t.id, t);
+      for (const t of await this.o
+        .db()
+        .execute(`select id, market, asset_id, side, size::text as size, price, owner, maker_orders from trades where id in (?)`, [
+          [...tradeIds],
+        ]))
+        trades.set(t.id, t);
     }
     for (const r of rows) {
       const p = messageOf(r);
@@ -395,22 +545,43 @@ export class MarketFeed {
         const to = r.owner_lc ? this.wallets.get(r.owner_lc) : undefined;
         if (!to) continue;
         const id = orderIdOf(p);
-        const type = p.type === 'order_placed' || p.type === 'order_delayed' ? 'PLACEMENT' : p.type === 'order_updated' ? 'UPDATE' : 'CANCELLATION';
+        const type =
+          p.type === 'order_placed' || p.type === 'order_delayed' ? 'PLACEMENT' : p.type === 'order_updated' ? 'UPDATE' : 'CANCELLATION';
         let shown;
         if ('order' in p) {
           const o = p.order;
-          shown = { asset_id: o.asset_id, side: o.side, price: o.price, original_size: o.original_size, size_matched: o.size_matched, status: o.status };
+          shown = {
+            asset_id: o.asset_id,
+            side: o.side,
+            price: o.price,
+            original_size: o.original_size,
+            size_matched: o.size_matched,
+            status: o.status,
+          };
         } else {
           const o = orders.get(id); // an update names the order only: the rest from the read model
           if (!o) continue;
-          shown = { asset_id: o.asset_id, side: o.side, price: decimal(o.price), original_size: decimal(o.original_size), size_matched: p.size_matched, status: p.status };
+          shown = {
+            asset_id: o.asset_id,
+            side: o.side,
+            price: decimal(o.price),
+            original_size: decimal(o.original_size),
+            size_matched: p.size_matched,
+            status: p.status,
+          };
         }
         const reason = 'reason' in p ? p.reason : null;
         const tradeId = 'trade_id' in p ? p.trade_id : undefined;
         const text = JSON.stringify({
-          event_type: 'order', type, id, market: r.market, ...shown,
-          ...(reason ? { reason } : {}), ...(tradeId ? { trade_id: tradeId } : {}),
-          seq: Number(r.seq), timestamp: at,
+          event_type: 'order',
+          type,
+          id,
+          market: r.market,
+          ...shown,
+          ...(reason ? { reason } : {}),
+          ...(tradeId ? { trade_id: tradeId } : {}),
+          seq: Number(r.seq),
+          timestamp: at,
         });
         for (const l of to) l.deliver(text);
       } else {
@@ -432,10 +603,27 @@ export class MarketFeed {
           const to = this.wallets.get(wallet);
           if (!to) continue;
           const text = JSON.stringify({
-            event_type: 'trade', id, market: r.market, asset_id: t.asset_id, side: t.side, size: decimal(t.size), price: decimal(t.price), status,
-            maker_orders: (own ?? makers).map((m) => ({ order_id: m.order_id, owner: m.owner, matched_amount: decimal(m.matched_amount), price: decimal(m.price), asset_id: m.asset_id, outcome: m.outcome, side: m.side })),
-            trader_side: own ? 'MAKER' : 'TAKER', ...(hash ? { transaction_hash: hash } : {}),
-            seq: Number(r.seq), timestamp: at,
+            event_type: 'trade',
+            id,
+            market: r.market,
+            asset_id: t.asset_id,
+            side: t.side,
+            size: decimal(t.size),
+            price: decimal(t.price),
+            status,
+            maker_orders: (own ?? makers).map((m) => ({
+              order_id: m.order_id,
+              owner: m.owner,
+              matched_amount: decimal(m.matched_amount),
+              price: decimal(m.price),
+              asset_id: m.asset_id,
+              outcome: m.outcome,
+              side: m.side,
+            })),
+            trader_side: own ? 'MAKER' : 'TAKER',
+            ...(hash ? { transaction_hash: hash } : {}),
+            seq: Number(r.seq),
+            timestamp: at,
           });
           for (const l of to) l.deliver(text);
         }

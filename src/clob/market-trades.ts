@@ -36,6 +36,12 @@ export async function marketTrades(db: Db, market: string, limit: number): Promi
     [id, n],
   );
   return rows.map((r: any) => ({
-    id: r.id, asset_id: r.asset_id, side: r.side, price: r.price, size: r.size, match_time: String(r.match_time), status: r.status,
+    id: r.id,
+    asset_id: r.asset_id,
+    side: r.side,
+    price: r.price,
+    size: r.size,
+    match_time: String(r.match_time),
+    status: r.status,
   }));
 }

@@ -71,12 +71,16 @@ export class ClobService {
     if (!market) throw reject('MARKET_NOT_FOUND', `no market trades token ${order.tokenId}`);
     if (market.status !== 'open') throw reject('MARKET_CLOSED', `market ${market.condition_id} is ${market.status}`);
     const { price, size, exact } = priceAndSize(order);
-    if (size <= 0n || price <= 0n || price >= 1_000_000n) throw reject('INVALID_ORDER', 'amounts must give a price strictly between 0 and 1');
-    if (!exact || price % market.tick_size !== 0n) throw reject('INVALID_TICK_SIZE', `price must sit on the market tick ${Number(market.tick_size) / 1e6}`);
+    if (size <= 0n || price <= 0n || price >= 1_000_000n)
+      throw reject('INVALID_ORDER', 'amounts must give a price strictly between 0 and 1');
+    if (!exact || price % market.tick_size !== 0n)
+      throw reject('INVALID_TICK_SIZE', `price must sit on the market tick ${Number(market.tick_size) / 1e6}`);
     if (size < market.min_size) throw reject('INVALID_MIN_SIZE', `size below the market minimum ${Number(market.min_size) / 1e6}`);
     const expiration = Number(order.expiration);
-    if (orderType === 'GTD' && expiration <= Math.floor(now / 1000)) throw reject('ORDER_EXPIRED', 'a GTD order needs an expiration in the future');
-    if (orderType !== 'GTD' && expiration !== 0 && expiration <= Math.floor(now / 1000)) throw reject('ORDER_EXPIRED', 'the order has expired');
+    if (orderType === 'GTD' && expiration <= Math.floor(now / 1000))
+      throw reject('ORDER_EXPIRED', 'a GTD order needs an expiration in the future');
+    if (orderType !== 'GTD' && expiration !== 0 && expiration <= Math.floor(now / 1000))
+      throw reject('ORDER_EXPIRED', 'the order has expired');
 
     // What the order holds: collateral for a BUY, its tokens for a SELL.
     const chain = this.d.chain();
@@ -96,25 +100,58 @@ export class ClobService {
     const delegate = this.d.delegate();
     if (!delegate || holding.delegate !== delegate || holding.delegatedAmount < amount) warnings.push('allowance');
 
-    const reserved = await this.ask(this.wallet, wallet, {
-      type: 'Reserve', orderId: id, asset, amount: amount.toString(), market: market.condition_id,
-      balance: { amount: holding.amount.toString(), slot: holding.slot }, holdMs: this.d.holdMs ?? 30_000,
-    }, `reserve:${id}`);
+    const reserved = await this.ask(
+      this.wallet,
+      wallet,
+      {
+        type: 'Reserve',
+        orderId: id,
+        asset,
+        amount: amount.toString(),
+        market: market.condition_id,
+        balance: { amount: holding.amount.toString(), slot: holding.slot },
+        holdMs: this.d.holdMs ?? 30_000,
+      },
+      `reserve:${id}`,
+    );
     if (!reserved.ok) throw reject('INSUFFICIENT_BALANCE', reserved.message ?? 'maker amount exceeds the unreserved balance');
 
     const reply = await this.ask(this.book, market.condition_id, {
-      type: 'PlaceOrder', now, mintMerge: this.d.mintMerge, distortionBound: Math.round(this.d.distortionBound * 1_000_000),
-      maxMakersPerTrade: this.d.maxMakersPerTrade, maxMakersPerMintMergeTrade: this.d.maxMakersPerMintMergeTrade ?? this.d.maxMakersPerTrade, maxOpenOrders: this.d.maxOpenOrdersPerMarket,
-      order: { hash: id, maker: wallet, tokenId: order.tokenId, side: order.side, price: Number(price), size: size.toString(), feeRateBps: Number(order.feeRateBps), expiration, orderType, createdAt: now },
+      type: 'PlaceOrder',
+      now,
+      mintMerge: this.d.mintMerge,
+      distortionBound: Math.round(this.d.distortionBound * 1_000_000),
+      maxMakersPerTrade: this.d.maxMakersPerTrade,
+      maxMakersPerMintMergeTrade: this.d.maxMakersPerMintMergeTrade ?? this.d.maxMakersPerTrade,
+      maxOpenOrders: this.d.maxOpenOrdersPerMarket,
+      order: {
+        hash: id,
+        maker: wallet,
+        tokenId: order.tokenId,
+        side: order.side,
+        price: Number(price),
+        size: size.toString(),
+        feeRateBps: Number(order.feeRateBps),
+        expiration,
+        orderType,
+        createdAt: now,
+      },
     });
     if ('error' in reply) {
       // A duplicate is the same order already on its way: its hold is that order's, not ours to free.
-      if (reply.error !== 'DUPLICATE_ORDER') await this.ask(this.wallet, wallet, { type: 'Release', orderId: id, reason: 'rejected' }, `reject:${id}`);
+      if (reply.error !== 'DUPLICATE_ORDER')
+        await this.ask(this.wallet, wallet, { type: 'Release', orderId: id, reason: 'rejected' }, `reject:${id}`);
       throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
     }
     return {
-      success: true, errorMsg: '', orderID: id, status: reply.status, makingAmount: String(reply.makingAmount ?? '0'),
-      takingAmount: String(reply.takingAmount ?? '0'), tradeIDs: reply.tradeIDs ?? [], warnings: [...warnings, ...(reply.warnings ?? [])],
+      success: true,
+      errorMsg: '',
+      orderID: id,
+      status: reply.status,
+      makingAmount: String(reply.makingAmount ?? '0'),
+      takingAmount: String(reply.takingAmount ?? '0'),
+      tradeIDs: reply.tradeIDs ?? [],
+      warnings: [...warnings, ...(reply.warnings ?? [])],
     };
   }
 
@@ -126,19 +163,41 @@ export class ClobService {
     const known = new Map<string, { market: string; owner_lc: string; status: string }>();
     if (sel.ids) {
       const ids = [...new Set(sel.ids)];
-      const rows = ids.length ? await this.d.db().execute('select id, market, owner_lc, status from open_orders where id in (?)', [ids]) : [];
+      const rows = ids.length
+        ? await this.d.db().execute('select id, market, owner_lc, status from open_orders where id in (?)', [ids])
+        : [];
       for (const r of rows) known.set(r.id, r);
       for (const id of ids) {
         const m = known.get(id)?.market;
-        if (!m) { notCanceled[id] = 'order not found'; continue; }
+        if (!m) {
+          notCanceled[id] = 'order not found';
+          continue;
+        }
         byMarket.set(m, [...(byMarket.get(m) ?? []), id]);
       }
     }
-    const markets = sel.ids ? [...byMarket.keys()] : sel.market ? [sel.market.toLowerCase()]
-      : (await this.d.db().execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])).map((r: any) => r.market);
-    const replies = await Promise.all(markets.map((m) => this.ask(this.book, m, {
-      type: 'CancelOrders', owner: wallet, now, ...(sel.ids ? { orderIds: byMarket.get(m) } : { all: true }), ...(sel.assetId ? { assetId: sel.assetId } : {}),
-    })));
+    const markets = sel.ids
+      ? [...byMarket.keys()]
+      : sel.market
+        ? [sel.market.toLowerCase()]
+        : (
+            await this.d
+              .db()
+              .execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [
+                wallet.toLowerCase(),
+              ])
+          ).map((r: any) => r.market);
+    const replies = await Promise.all(
+      markets.map((m) =>
+        this.ask(this.book, m, {
+          type: 'CancelOrders',
+          owner: wallet,
+          now,
+          ...(sel.ids ? { orderIds: byMarket.get(m) } : { all: true }),
+          ...(sel.assetId ? { assetId: sel.assetId } : {}),
+        }),
+      ),
+    );
     for (const r of replies) {
       if ('error' in r) continue;
       canceled.push(...(r.canceled ?? []));
@@ -149,7 +208,8 @@ export class ClobService {
     for (const [id, reason] of Object.entries(notCanceled)) {
       const row = known.get(id);
       if (reason !== 'order not found' || !row || row.status === 'LIVE' || row.status === 'DELAYED') continue;
-      notCanceled[id] = row.owner_lc !== wallet.toLowerCase() ? 'not yours' : row.status === 'MATCHED' ? 'already filled' : 'already cancelled';
+      notCanceled[id] =
+        row.owner_lc !== wallet.toLowerCase() ? 'not yours' : row.status === 'MATCHED' ? 'already filled' : 'already cancelled';
     }
     return { canceled, not_canceled: notCanceled };
   }
@@ -162,9 +222,15 @@ export class ClobService {
     } else if (f.market) {
       markets = [f.market.toLowerCase()];
     } else {
-      markets = (await this.d.db().execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])).map((r: any) => r.market);
+      markets = (
+        await this.d
+          .db()
+          .execute("select distinct market from open_orders where owner_lc = ? and status in ('LIVE', 'DELAYED')", [wallet.toLowerCase()])
+      ).map((r: any) => r.market);
     }
-    const replies = await Promise.all(markets.map((m) => this.ask(this.book, m, { type: 'ReadOrders', owner: wallet, ...(f.orderId ? { orderId: f.orderId } : {}) })));
+    const replies = await Promise.all(
+      markets.map((m) => this.ask(this.book, m, { type: 'ReadOrders', owner: wallet, ...(f.orderId ? { orderId: f.orderId } : {}) })),
+    );
     return replies.flatMap((r) => (r?.orders ?? []).map(bookForm));
   }
 
@@ -177,7 +243,8 @@ export class ClobService {
     const m = await this.d.catalog.get(conditionId);
     if (!m) return null;
     const quote = await this.quote(conditionId).catch(() => null);
-    const fmt = (q: { price: number; size: bigint | string | number } | null | undefined) => (q ? { price: dec(q.price), size: dec(q.size) } : null);
+    const fmt = (q: { price: number; size: bigint | string | number } | null | undefined) =>
+      q ? { price: dec(q.price), size: dec(q.size) } : null;
     const yes = quote?.yesMintMerge ?? quote?.yes;
     const last = quote?.last ? (quote.last.asset_id === m.no_token_id ? 1_000_000 - quote.last.price : quote.last.price) : null;
     return { ...m, best_bid: fmt(yes?.bid), best_ask: fmt(yes?.ask), last_price: last === null ? null : dec(last) };
@@ -201,7 +268,12 @@ export class ClobService {
     const invalidated: string[] = [];
     const notFound = b.orders.filter((id) => !known.has(id));
     for (const [market, ids] of byMarket) {
-      const rep = await this.ask(this.book, market, { type: 'InvalidateOrders', orderIds: ids, reason: b.reason, tradeId: b.trade_id, now }, `size-update:${b.trade_id}:${market}`);
+      const rep = await this.ask(
+        this.book,
+        market,
+        { type: 'InvalidateOrders', orderIds: ids, reason: b.reason, tradeId: b.trade_id, now },
+        `size-update:${b.trade_id}:${market}`,
+      );
       invalidated.push(...(rep?.invalidated ?? []));
       notFound.push(...(rep?.not_found ?? []));
     }
@@ -217,8 +289,19 @@ export class ClobService {
     const m = await this.d.catalog.get(conditionId);
     if (!m) return;
     const r = await this.ask(this.book, m.condition_id, {
-      type: 'ConfigureMarket', now: Date.now(),
-      market: { condition_id: m.condition_id, yes_token_id: m.yes_token_id, no_token_id: m.no_token_id, tick_size: m.tick_size, min_size: m.min_size, taker_fee_bps: m.taker_fee_bps, start_time: m.start_time, delay_ms: m.delay_ms, status: m.status },
+      type: 'ConfigureMarket',
+      now: Date.now(),
+      market: {
+        condition_id: m.condition_id,
+        yes_token_id: m.yes_token_id,
+        no_token_id: m.no_token_id,
+        tick_size: m.tick_size,
+        min_size: m.min_size,
+        taker_fee_bps: m.taker_fee_bps,
+        start_time: m.start_time,
+        delay_ms: m.delay_ms,
+        status: m.status,
+      },
     });
     if ('error' in r) throw invalid('invalid_market', r.message);
   }
@@ -235,9 +318,18 @@ const dec = microToDecimal;
 /** contracts/clob.md, Reads: a book-form order. */
 export function bookForm(o: any) {
   return {
-    orderHash: o.orderHash, maker: o.maker, market: o.market, assetId: o.assetId, side: o.side, price: dec(o.price),
-    originalSize: dec(o.originalSize), remainingSize: dec(o.remainingSize), feeRateBps: String(o.feeRateBps), orderType: o.orderType,
-    expiration: String(o.expiration), createdAt: new Date(Number(o.createdAt)).toISOString(),
+    orderHash: o.orderHash,
+    maker: o.maker,
+    market: o.market,
+    assetId: o.assetId,
+    side: o.side,
+    price: dec(o.price),
+    originalSize: dec(o.originalSize),
+    remainingSize: dec(o.remainingSize),
+    feeRateBps: String(o.feeRateBps),
+    orderType: o.orderType,
+    expiration: String(o.expiration),
+    createdAt: new Date(Number(o.createdAt)).toISOString(),
   };
 }
 

@@ -7,11 +7,13 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { BASE58_ADDRESS, BASE58_SIGNATURE, base58Text } from './base58.ts';
 
-export const signInBody = z.object({
-  address: base58Text(BASE58_ADDRESS.min, BASE58_ADDRESS.max, 'address'),
-  timestamp: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-  signature: base58Text(BASE58_SIGNATURE.min, BASE58_SIGNATURE.max, 'signature'),
-}).strict();
+export const signInBody = z
+  .object({
+    address: base58Text(BASE58_ADDRESS.min, BASE58_ADDRESS.max, 'address'),
+    timestamp: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    signature: base58Text(BASE58_SIGNATURE.min, BASE58_SIGNATURE.max, 'signature'),
+  })
+  .strict();
 
 export type SignInBody = z.infer<typeof signInBody>;
 
@@ -23,12 +25,19 @@ export type SignInCheck = { ok: true } | { ok: false; reason: string };
 export const SIGN_IN_SKEW_SECONDS = 60;
 
 export function checkSignIn(b: SignInBody, nowSeconds: number, skewSeconds = SIGN_IN_SKEW_SECONDS): SignInCheck {
-  if (Math.abs(nowSeconds - b.timestamp) > skewSeconds) return { ok: false, reason: `timestamp is not within ${skewSeconds} s of the server clock` };
+  if (Math.abs(nowSeconds - b.timestamp) > skewSeconds)
+    return { ok: false, reason: `timestamp is not within ${skewSeconds} s of the server clock` };
   // Bounded again here (callers may skip the schema): base58 decoding costs the square of the length.
-  if (b.address.length > BASE58_ADDRESS.max || b.signature.length > BASE58_SIGNATURE.max) return { ok: false, reason: 'malformed address or signature' };
+  if (b.address.length > BASE58_ADDRESS.max || b.signature.length > BASE58_SIGNATURE.max)
+    return { ok: false, reason: 'malformed address or signature' };
   let key: Uint8Array;
   let sig: Uint8Array;
-  try { key = bs58.decode(b.address); sig = bs58.decode(b.signature); } catch { return { ok: false, reason: 'address and signature must be base58' }; }
+  try {
+    key = bs58.decode(b.address);
+    sig = bs58.decode(b.signature);
+  } catch {
+    return { ok: false, reason: 'address and signature must be base58' };
+  }
   if (key.length !== 32 || sig.length !== 64) return { ok: false, reason: 'malformed address or signature' };
   const ok = verifyDetached(Buffer.from(authMessage(b.address, b.timestamp), 'utf8'), sig, key);
   return ok ? { ok: true } : { ok: false, reason: 'signature does not match the address' };
@@ -37,7 +46,10 @@ export function checkSignIn(b: SignInBody, nowSeconds: number, skewSeconds = SIG
 export class ClobTokens {
   private key: KeyObject;
 
-  constructor(secret: string, readonly ttlSeconds: number) {
+  constructor(
+    secret: string,
+    readonly ttlSeconds: number,
+  ) {
     this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 

@@ -29,20 +29,24 @@ export class SignIns {
       this.purgedAt = now;
       await this.purge();
     }
-    const rows = await this.o.db().execute(
-      `insert into auth_signins (address, timestamp, created_at) values (?, ?, now()) on conflict do nothing returning address`,
-      [body.address, body.timestamp],
-    );
+    const rows = await this.o
+      .db()
+      .execute(`insert into auth_signins (address, timestamp, created_at) values (?, ?, now()) on conflict do nothing returning address`, [
+        body.address,
+        body.timestamp,
+      ]);
     if (!rows.length) return { ok: false, reason: 'this sign-in message was already used' };
     return { ok: true, token: this.o.tokens.issue(body.address) };
   }
 
   /** Forgets messages older than twice the skew window (by the database's clock); how many. */
   async purge(): Promise<number> {
-    const [row] = await this.o.db().execute(
-      `with gone as (delete from auth_signins where created_at < now() - make_interval(secs => ?) returning 1) select count(*)::int as n from gone`,
-      [this.skewSeconds * 2],
-    );
+    const [row] = await this.o
+      .db()
+      .execute(
+        `with gone as (delete from auth_signins where created_at < now() - make_interval(secs => ?) returning 1) select count(*)::int as n from gone`,
+        [this.skewSeconds * 2],
+      );
     return Number(row?.n ?? 0);
   }
 }

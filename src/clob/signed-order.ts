@@ -9,27 +9,37 @@ import { BASE58_ADDRESS, BASE58_SIGNATURE, base58Text } from './base58.ts';
 const U64_MAX = (1n << 64n) - 1n;
 // Every field is bounded by its length and charset before it is decoded: base58 decoding costs the
 // square of the length (a 60,000-character signer would hold the event loop for seconds).
-const u64 = z.string().refine((s) => s.length <= 20 && /^\d{1,20}$/.test(s) && BigInt(s) <= U64_MAX, 'must be a decimal string in u64 range');
+const u64 = z
+  .string()
+  .refine((s) => s.length <= 20 && /^\d{1,20}$/.test(s) && BigInt(s) <= U64_MAX, 'must be a decimal string in u64 range');
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 const pubkey = z.string().refine((s) => {
   if (s.length < BASE58_ADDRESS.min || s.length > BASE58_ADDRESS.max || !BASE58.test(s)) return false;
-  try { return bs58.decode(s).length === 32; } catch { return false; }
+  try {
+    return bs58.decode(s).length === 32;
+  } catch {
+    return false;
+  }
 }, `must be a base58 32-byte address (${BASE58_ADDRESS.min} to ${BASE58_ADDRESS.max} characters)`);
 
-export const signedOrder = z.object({
-  salt: u64,
-  maker: pubkey,
-  signer: pubkey,
-  taker: pubkey,
-  tokenId: pubkey,
-  makerAmount: u64,
-  takerAmount: u64,
-  side: z.enum(['BUY', 'SELL']),
-  expiration: u64,
-  nonce: u64,
-  feeRateBps: z.string().refine((s) => s.length <= 5 && /^\d{1,5}$/.test(s) && Number(s) <= 65_535, 'must be a decimal string in u16 range'),
-  signature: base58Text(BASE58_SIGNATURE.min, BASE58_SIGNATURE.max, 'signature'),
-}).strict();
+export const signedOrder = z
+  .object({
+    salt: u64,
+    maker: pubkey,
+    signer: pubkey,
+    taker: pubkey,
+    tokenId: pubkey,
+    makerAmount: u64,
+    takerAmount: u64,
+    side: z.enum(['BUY', 'SELL']),
+    expiration: u64,
+    nonce: u64,
+    feeRateBps: z
+      .string()
+      .refine((s) => s.length <= 5 && /^\d{1,5}$/.test(s) && Number(s) <= 65_535, 'must be a decimal string in u16 range'),
+    signature: base58Text(BASE58_SIGNATURE.min, BASE58_SIGNATURE.max, 'signature'),
+  })
+  .strict();
 
 export const orderType = z.enum(['GTC', 'FOK', 'GTD']);
 
@@ -37,17 +47,34 @@ export const placeOrderBody = z.object({ order: signedOrder, orderType: orderTyp
 
 export type SignedOrder = z.infer<typeof signedOrder>;
 
-const u64le = (v: string) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); return b; };
+const u64le = (v: string) => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(BigInt(v));
+  return b;
+};
 
 /** SHA-256 of `clob-order-v1` ‖ salt ‖ maker ‖ signer ‖ taker ‖ tokenId ‖ amounts ‖ expiration ‖ nonce ‖ fee ‖ side. */
 export function orderHash(o: Omit<SignedOrder, 'signature'>): Buffer {
   const fee = Buffer.alloc(2);
   fee.writeUInt16LE(Number(o.feeRateBps));
-  return createHash('sha256').update(Buffer.concat([
-    Buffer.from('clob-order-v1', 'ascii'), u64le(o.salt),
-    Buffer.from(bs58.decode(o.maker)), Buffer.from(bs58.decode(o.signer)), Buffer.from(bs58.decode(o.taker)), Buffer.from(bs58.decode(o.tokenId)),
-    u64le(o.makerAmount), u64le(o.takerAmount), u64le(o.expiration), u64le(o.nonce), fee, Buffer.from([o.side === 'BUY' ? 0 : 1]),
-  ])).digest();
+  return createHash('sha256')
+    .update(
+      Buffer.concat([
+        Buffer.from('clob-order-v1', 'ascii'),
+        u64le(o.salt),
+        Buffer.from(bs58.decode(o.maker)),
+        Buffer.from(bs58.decode(o.signer)),
+        Buffer.from(bs58.decode(o.taker)),
+        Buffer.from(bs58.decode(o.tokenId)),
+        u64le(o.makerAmount),
+        u64le(o.takerAmount),
+        u64le(o.expiration),
+        u64le(o.nonce),
+        fee,
+        Buffer.from([o.side === 'BUY' ? 0 : 1]),
+      ]),
+    )
+    .digest();
 }
 
 export const orderId = (hash: Buffer) => `0x${hash.toString('hex')}`;
@@ -55,9 +82,17 @@ export const orderId = (hash: Buffer) => `0x${hash.toString('hex')}`;
 export function verifyOrderSignature(o: SignedOrder, hash: Buffer): boolean {
   if (o.signature.length > BASE58_SIGNATURE.max || o.signer.length > BASE58_ADDRESS.max) return false;
   let sig: Uint8Array;
-  try { sig = bs58.decode(o.signature); } catch { return false; }
+  try {
+    sig = bs58.decode(o.signature);
+  } catch {
+    return false;
+  }
   let signer: Uint8Array;
-  try { signer = bs58.decode(o.signer); } catch { return false; }
+  try {
+    signer = bs58.decode(o.signer);
+  } catch {
+    return false;
+  }
   return verifyDetached(hash, sig, signer);
 }
 
@@ -68,9 +103,17 @@ export function priceAndSize(o: SignedOrder): { price: bigint; size: bigint; exa
   const maker = BigInt(o.makerAmount);
   const taker = BigInt(o.takerAmount);
   if (o.side === 'BUY') {
-    return { price: taker === 0n ? 0n : (maker * PRICE_SCALE) / taker, size: taker, exact: taker !== 0n && (maker * PRICE_SCALE) % taker === 0n };
+    return {
+      price: taker === 0n ? 0n : (maker * PRICE_SCALE) / taker,
+      size: taker,
+      exact: taker !== 0n && (maker * PRICE_SCALE) % taker === 0n,
+    };
   }
-  return { price: maker === 0n ? 0n : (taker * PRICE_SCALE) / maker, size: maker, exact: maker !== 0n && (taker * PRICE_SCALE) % maker === 0n };
+  return {
+    price: maker === 0n ? 0n : (taker * PRICE_SCALE) / maker,
+    size: maker,
+    exact: maker !== 0n && (taker * PRICE_SCALE) % maker === 0n,
+  };
 }
 
 /** Signs an order (clients, tests, the reference market maker). */

@@ -21,13 +21,20 @@ export interface DevChain {
 
 /** What `npm start` writes to DEV_STATE_FILE for scripts/dev-chain.ts (keys as JSON secret-key arrays). */
 export interface DevState {
-  rpc: string; authority: number[]; mintAuthority: number[]; collateralMint: string;
+  rpc: string;
+  authority: number[];
+  mintAuthority: number[];
+  collateralMint: string;
   /** the node's base URL, its settlement delegate and its Platform JWT secret (superuser tokens for the admin API) */
-  service?: string; delegate?: number[]; platformJwtSecret?: string;
+  service?: string;
+  delegate?: number[];
+  platformJwtSecret?: string;
 }
 
 /** What takes the chain's webhook deliveries: the node's parlay mirror (ParlayService.deliver). */
-export interface DevMirror { deliver(body: unknown): Promise<unknown> }
+export interface DevMirror {
+  deliver(body: unknown): Promise<unknown>;
+}
 
 /** A webhook target that hands each delivery to the mirror in process, answering as the route would. */
 export function inProcessWebhook(mirror: DevMirror): WebhookTarget {
@@ -46,9 +53,13 @@ export function inProcessWebhook(mirror: DevMirror): WebhookTarget {
 }
 
 export async function startDevChain(o: {
-  serviceUrl: string; mirror: DevMirror; port: number; log: Logger;
+  serviceUrl: string;
+  mirror: DevMirror;
+  port: number;
+  log: Logger;
   /** the node's settlement delegate: funded with SOL here (fees, rent), its collateral account (the escrow) created */
-  delegate?: Keypair | null; platformJwtSecret?: string;
+  delegate?: Keypair | null;
+  platformJwtSecret?: string;
 }): Promise<DevChain> {
   let chain: LocalChain;
   const webhooks = [inProcessWebhook(o.mirror)];
@@ -70,7 +81,15 @@ export async function startDevChain(o: {
     ...(o.platformJwtSecret ? { platformJwtSecret: o.platformJwtSecret } : {}),
   };
   writeFileSync(DEV_STATE_FILE, JSON.stringify(state, null, 2));
-  o.log.info({ rpc: chain.url, vault: boot.vault.toBase58(), collateralMint: boot.collateralMint.toBase58(), delegate: o.delegate?.publicKey.toBase58(), keys: DEV_STATE_FILE },
-    'local chain started (development): try `npx tsx scripts/dev-chain.ts new-wallet --out .cache/alice.json`');
+  o.log.info(
+    {
+      rpc: chain.url,
+      vault: boot.vault.toBase58(),
+      collateralMint: boot.collateralMint.toBase58(),
+      delegate: o.delegate?.publicKey.toBase58(),
+      keys: DEV_STATE_FILE,
+    },
+    'local chain started (development): try `npx tsx scripts/dev-chain.ts new-wallet --out .cache/alice.json`',
+  );
   return { chain, gateway: new Web3Gateway(chain.url, boot.authority), close: () => chain.close() };
 }

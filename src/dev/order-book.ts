@@ -2,10 +2,24 @@
 // local chain that `npm start` runs, with the keys it wrote to .cache/dev-chain.json (DevState):
 // funded wallets, a market whose YES/NO mints the dev settlement delegate may mint, outcome tokens
 // backed by collateral in the delegate's escrow, and a superuser Platform JWT for the admin API.
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction, type TransactionInstruction } from '@solana/web3.js';
 import {
-  MINT_SIZE, TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createInitializeMint2Instruction, createMintToInstruction,
-  getAssociatedTokenAddressSync, getMinimumBalanceForRentExemptMint,
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  sendAndConfirmTransaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToInstruction,
+  getAssociatedTokenAddressSync,
+  getMinimumBalanceForRentExemptMint,
 } from '@solana/spl-token';
 import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
@@ -14,13 +28,17 @@ import type { DevState } from './local-chain.ts';
 const key = (secret: number[]) => Keypair.fromSecretKey(Uint8Array.from(secret));
 
 export function devDelegate(state: DevState): Keypair {
-  if (!state.delegate) throw new Error('the dev state file has no delegate: start the service with `npm start` (development, no SOLANA_RPC_URL, no CLOB_DELEGATE)');
+  if (!state.delegate)
+    throw new Error(
+      'the dev state file has no delegate: start the service with `npm start` (development, no SOLANA_RPC_URL, no CLOB_DELEGATE)',
+    );
   return key(state.delegate);
 }
 
 /** A superuser Platform JWT signed with the given secret, else the dev node's (from the state file). */
 export function superuserToken(state: DevState, secret = state.platformJwtSecret): string {
-  if (!secret) throw new Error('no Platform JWT secret: pass one, or start the service with `npm start` so that it writes its own to the state file');
+  if (!secret)
+    throw new Error('no Platform JWT secret: pass one, or start the service with `npm start` so that it writes its own to the state file');
   return jwt.sign({ sub: 'dev-chain', is_superuser: true }, secret, { algorithm: 'HS256', expiresIn: 3600 });
 }
 
@@ -44,7 +62,11 @@ export async function fundWallet(conn: Connection, state: DevState, owner: Publi
 }
 
 export interface DevMarketOptions {
-  question?: string; takerFeeBps?: number; tickSize?: string; minSize?: string; conditionId?: string;
+  question?: string;
+  takerFeeBps?: number;
+  tickSize?: string;
+  minSize?: string;
+  conditionId?: string;
   /** Platform JWT secret (default: the dev node's, from the state file) */
   platformJwtSecret?: string;
 }
@@ -59,17 +81,33 @@ export async function createDevMarket(conn: Connection, state: DevState, service
   const yes = Keypair.generate();
   const no = Keypair.generate();
   const rent = await getMinimumBalanceForRentExemptMint(conn);
-  await send(conn, [yes, no].flatMap((m) => [
-    SystemProgram.createAccount({ fromPubkey: delegate.publicKey, newAccountPubkey: m.publicKey, lamports: rent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
-    createInitializeMint2Instruction(m.publicKey, 6, delegate.publicKey, null),
-  ]), [delegate, yes, no]);
+  await send(
+    conn,
+    [yes, no].flatMap((m) => [
+      SystemProgram.createAccount({
+        fromPubkey: delegate.publicKey,
+        newAccountPubkey: m.publicKey,
+        lamports: rent,
+        space: MINT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
+      createInitializeMint2Instruction(m.publicKey, 6, delegate.publicKey, null),
+    ]),
+    [delegate, yes, no],
+  );
   const body = {
-    condition_id: o.conditionId ?? `0x${randomBytes(32).toString('hex')}`, question: o.question ?? 'Will it rain tomorrow?',
-    yes_token_id: yes.publicKey.toBase58(), no_token_id: no.publicKey.toBase58(),
-    tick_size: o.tickSize ?? '0.01', min_size: o.minSize ?? '1', taker_fee_bps: o.takerFeeBps ?? 0,
+    condition_id: o.conditionId ?? `0x${randomBytes(32).toString('hex')}`,
+    question: o.question ?? 'Will it rain tomorrow?',
+    yes_token_id: yes.publicKey.toBase58(),
+    no_token_id: no.publicKey.toBase58(),
+    tick_size: o.tickSize ?? '0.01',
+    min_size: o.minSize ?? '1',
+    taker_fee_bps: o.takerFeeBps ?? 0,
   };
   const r = await fetch(`${service.replace(/\/$/, '')}/api/markets/admin/markets/`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${superuserToken(state, o.platformJwtSecret)}` }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${superuserToken(state, o.platformJwtSecret)}` },
+    body: JSON.stringify(body),
   });
   const text = await r.text();
   if (r.status !== 201) throw new Error(`creating the market answered ${r.status}: ${text}`);
@@ -81,7 +119,13 @@ export async function createDevMarket(conn: Connection, state: DevState, service
  * their mint authority), and puts the same amount of collateral in the delegate's escrow (its
  * collateral account): settlement expects every YES+NO pair in circulation to be backed there.
  */
-export async function giveTokens(conn: Connection, state: DevState, owner: PublicKey, market: { yes_token_id: string; no_token_id: string }, amount: bigint): Promise<void> {
+export async function giveTokens(
+  conn: Connection,
+  state: DevState,
+  owner: PublicKey,
+  market: { yes_token_id: string; no_token_id: string },
+  amount: bigint,
+): Promise<void> {
   const delegate = devDelegate(state);
   const mintAuthority = key(state.mintAuthority);
   const collateral = new PublicKey(state.collateralMint);
@@ -90,7 +134,10 @@ export async function giveTokens(conn: Connection, state: DevState, owner: Publi
   for (const id of [market.yes_token_id, market.no_token_id]) {
     const mint = new PublicKey(id);
     const ata = getAssociatedTokenAddressSync(mint, owner, true);
-    ixs.push(createAssociatedTokenAccountIdempotentInstruction(delegate.publicKey, ata, owner, mint), createMintToInstruction(mint, ata, delegate.publicKey, amount));
+    ixs.push(
+      createAssociatedTokenAccountIdempotentInstruction(delegate.publicKey, ata, owner, mint),
+      createMintToInstruction(mint, ata, delegate.publicKey, amount),
+    );
   }
   ixs.push(
     createAssociatedTokenAccountIdempotentInstruction(delegate.publicKey, escrow, delegate.publicKey, collateral),

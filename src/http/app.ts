@@ -25,14 +25,25 @@ const QUIET = new Set(['/healthz', '/readyz', '/metrics']);
  * refused caller's body is never kept. Before any route: the path and query string must be clean
  * (strict UTF-8, no control character), the Host a host, and /v1 requests within the per-IP limit.
  */
-export function buildApp(routers: Router[], log: AppLog, observe?: (route: string, method: string, status: number, seconds: number) => void, edge: Edge = defaultEdge()) {
+export function buildApp(
+  routers: Router[],
+  log: AppLog,
+  observe?: (route: string, method: string, status: number, seconds: number) => void,
+  edge: Edge = defaultEdge(),
+) {
   // Forwarded headers (X-Forwarded-Host/Proto/For) are believed only behind a proxy (TRUST_PROXY=1).
   const app = new Koa({ proxy: edge.trustProxy });
   // A client that goes away (mid-body, mid-stream) is normal, not an error worth a stack trace.
   app.on('error', (err: any) => {
-    if (isClientGone(err)) { log.debug?.({ code: err.code ?? err.message }, 'client went away'); return; }
+    if (isClientGone(err)) {
+      log.debug?.({ code: err.code ?? err.message }, 'client went away');
+      return;
+    }
     // Malformed HTTP from a client (llhttp's HPE_* codes) is the client's problem: one line, no stack.
-    if (typeof err?.code === 'string' && err.code.startsWith('HPE_')) { log.info({ code: err.code, reason: err.reason }, 'malformed HTTP request'); return; }
+    if (typeof err?.code === 'string' && err.code.startsWith('HPE_')) {
+      log.info({ code: err.code, reason: err.reason }, 'malformed HTTP request');
+      return;
+    }
     log.error({ err }, 'koa error');
   });
   app.use(async (ctx, next) => {
@@ -46,7 +57,14 @@ export function buildApp(routers: Router[], log: AppLog, observe?: (route: strin
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (ctx as any)._matchedRoute ?? 'unmatched';
       observe?.(String(route), ctx.method, ctx.status, seconds);
-      const line: Record<string, unknown> = { reqId: id, method: ctx.method, path: ctx.path, route: String(route), status: ctx.status, ms: Math.round(seconds * 1e6) / 1000 };
+      const line: Record<string, unknown> = {
+        reqId: id,
+        method: ctx.method,
+        path: ctx.path,
+        route: String(route),
+        status: ctx.status,
+        ms: Math.round(seconds * 1e6) / 1000,
+      };
       if (ctx.state.clientGone) log.info({ ...line, aborted: ctx.state.clientGone }, 'request aborted by the client');
       else if (ctx.status >= 500) log.error(line, 'request failed');
       else if (QUIET.has(ctx.path)) log.debug?.(line, 'request');
@@ -68,10 +86,17 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** 400 for a path or query string that is not percent-encoded UTF-8 or holds a control character, or a Host that is not a host. */
 async function cleanRequestLine(ctx: Context, next: Next) {
-  for (const [part, raw] of [['path', ctx.path], ['query string', ctx.querystring]] as const) {
+  for (const [part, raw] of [
+    ['path', ctx.path],
+    ['query string', ctx.querystring],
+  ] as const) {
     if (!raw) continue;
     let text: string;
-    try { text = decodeURIComponent(raw.replace(/\+/g, ' ')); } catch { throw badRequest(`the ${part} is not percent-encoded UTF-8`); }
+    try {
+      text = decodeURIComponent(raw.replace(/\+/g, ' '));
+    } catch {
+      throw badRequest(`the ${part} is not percent-encoded UTF-8`);
+    }
     if (CONTROL.test(text)) throw badRequest(`the ${part} holds a control character`);
   }
   const host = ctx.host;
@@ -79,4 +104,5 @@ async function cleanRequestLine(ctx: Context, next: Next) {
   await next();
 }
 
-const hostMessage = (ctx: Context) => (ctx.app.proxy && ctx.get('x-forwarded-host') ? 'X-Forwarded-Host is not a valid host' : 'the Host header is not a valid host');
+const hostMessage = (ctx: Context) =>
+  ctx.app.proxy && ctx.get('x-forwarded-host') ? 'X-Forwarded-Host is not a valid host' : 'the Host header is not a valid host';

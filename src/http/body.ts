@@ -24,7 +24,10 @@ export interface BodyBounds {
 /** The client went away while its body was being read: nothing to answer, not an error of ours. */
 export class ClientGone extends Error {
   readonly clientGone = true;
-  constructor(readonly code: string, message = 'the client closed the connection') {
+  constructor(
+    readonly code: string,
+    message = 'the client closed the connection',
+  ) {
     super(message);
   }
 }
@@ -50,7 +53,8 @@ export function jsonBody(bounds: BodyBounds) {
       ctx.request.body = {};
       return next();
     }
-    if (nestedDeeperThan(text, bounds.depth)) throw edgeError(ctx, 400, 'malformed_body', `the body is nested deeper than ${bounds.depth} levels`);
+    if (nestedDeeperThan(text, bounds.depth))
+      throw edgeError(ctx, 400, 'malformed_body', `the body is nested deeper than ${bounds.depth} levels`);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -87,13 +91,19 @@ export function readRaw(ctx: Context, limit: number): Promise<Buffer> {
     };
     const onData = (c: Buffer) => {
       size += c.length;
-      if (size > limit) { chunks.length = 0; finish(tooLarge(ctx, limit)); return; }
+      if (size > limit) {
+        chunks.length = 0;
+        finish(tooLarge(ctx, limit));
+        return;
+      }
       chunks.push(c);
     };
     const onEnd = () => finish(null);
     const onAborted = () => finish(new ClientGone('ECONNABORTED', 'request aborted'));
     const onError = (e: any) => finish(new ClientGone(e?.code ?? 'ECONNRESET', e?.message ?? 'request error'));
-    const onClose = () => { if (!req.complete) finish(new ClientGone('ECONNABORTED', 'request aborted')); };
+    const onClose = () => {
+      if (!req.complete) finish(new ClientGone('ECONNABORTED', 'request aborted'));
+    };
     req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onError).on('close', onClose);
   });
 }
@@ -109,11 +119,13 @@ export function nestedDeeperThan(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // a backslash escapes the next character
+      if (c === 92)
+        i++; // a backslash escapes the next character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) { if (++depth > max) return true; }
-    else if (c === 125 || c === 93) depth--;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
   }
   return false;
 }

@@ -21,14 +21,23 @@ export function edgeFrom(http: Config['http']): Edge {
   const bounds = { bytes: http.bodyLimitBytes, depth: http.jsonMaxDepth };
   const webhookBounds = { bytes: http.webhookBodyLimitBytes, depth: http.jsonMaxDepth };
   return {
-    trustProxy: http.trustProxy, bounds, webhookBounds,
-    body: jsonBody(bounds), webhookBody: jsonBody(webhookBounds),
+    trustProxy: http.trustProxy,
+    bounds,
+    webhookBounds,
+    body: jsonBody(bounds),
+    webhookBody: jsonBody(webhookBounds),
     limits: rateLimits(http.rateLimits),
   };
 }
 
 /** The defaults without rate limits: for an app built outside a node. */
 export function defaultEdge(): Edge {
-  const e = edgeFrom({ trustProxy: false, bodyLimitBytes: 128 * 1024, webhookBodyLimitBytes: 4 * 1024 * 1024, jsonMaxDepth: 64, rateLimits: { ip: { perSecond: 0, burst: 1 }, wallet: { perSecond: 0, burst: 1 }, signIn: { perSecond: 0, burst: 1 } } });
+  const e = edgeFrom({
+    trustProxy: false,
+    bodyLimitBytes: 128 * 1024,
+    webhookBodyLimitBytes: 4 * 1024 * 1024,
+    jsonMaxDepth: 64,
+    rateLimits: { ip: { perSecond: 0, burst: 1 }, wallet: { perSecond: 0, burst: 1 }, signIn: { perSecond: 0, burst: 1 } },
+  });
   return { ...e, limits: unlimited() };
 }

@@ -7,20 +7,35 @@ import { DomainError, type ErrorKind } from '../errors.ts';
 
 /** The HTTP status of each kind of domain error (src/errors.ts). */
 const STATUS: Record<ErrorKind, number> = {
-  invalid: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, unavailable: 503, upstream: 502,
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  unavailable: 503,
+  upstream: 502,
 };
 
 export const statusOf = (kind: ErrorKind): number => STATUS[kind];
 
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }
 
 /** An error answered with a body of its own instead of `{ error, message }`. */
 export class HttpAnswer extends Error {
-  constructor(readonly status: number, readonly body: Record<string, unknown>, message: string) {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -33,8 +48,15 @@ const ORDER_ROUTE = /^\/v1\/order\/?$/;
  * rejections: `{ error, message }`, or on POST /v1/order `{ success: false, errorMsg, code }` with
  * `orderCode` (INVALID_ORDER unless given).
  */
-export function edgeError(ctx: Pick<Context, 'method' | 'path'>, status: number, code: string, message: string, orderCode = 'INVALID_ORDER'): Error {
-  if (ctx.method === 'POST' && ORDER_ROUTE.test(ctx.path)) return new HttpAnswer(status, { success: false, errorMsg: message, code: orderCode }, message);
+export function edgeError(
+  ctx: Pick<Context, 'method' | 'path'>,
+  status: number,
+  code: string,
+  message: string,
+  orderCode = 'INVALID_ORDER',
+): Error {
+  if (ctx.method === 'POST' && ORDER_ROUTE.test(ctx.path))
+    return new HttpAnswer(status, { success: false, errorMsg: message, code: orderCode }, message);
   return new HttpError(status, code, message);
 }
 
@@ -47,7 +69,11 @@ export { zodMessage } from '../zod-message.ts';
 export function isClientGone(err: any): boolean {
   if (!err) return false;
   if (err.clientGone || err.type === 'request.aborted') return true;
-  return ['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_EOF_STATE'].includes(err.code) || err.message === 'request aborted' || err.message === 'aborted';
+  return (
+    ['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_EOF_STATE'].includes(err.code) ||
+    err.message === 'request aborted' ||
+    err.message === 'aborted'
+  );
 }
 
 export function errorMiddleware(log: { error(o: object, m?: string): void }) {
@@ -79,7 +105,11 @@ export function errorMiddleware(log: { error(o: object, m?: string): void }) {
       } else if (err?.status === 401) {
         ctx.status = 401;
         ctx.body = { error: 'unauthorized', message: err.originalError?.message ?? err.message ?? 'authentication required' };
-      } else if (err?.type === 'entity.parse.failed' || err?.name === 'UnsupportedBodyTypeError' || (err?.status >= 400 && err?.status < 500 && err?.expose)) {
+      } else if (
+        err?.type === 'entity.parse.failed' ||
+        err?.name === 'UnsupportedBodyTypeError' ||
+        (err?.status >= 400 && err?.status < 500 && err?.expose)
+      ) {
         ctx.status = err.status && err.status < 500 ? err.status : 400;
         ctx.body = { error: err.type === 'entity.parse.failed' ? 'malformed_body' : 'bad_request', message: err.message };
       } else {

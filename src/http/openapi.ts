@@ -38,7 +38,12 @@ export interface OperationSpec {
 export { errorBody };
 
 const SECURITY_SCHEMES = {
-  platform: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Platform JWT (HS256; claims sub, wallet, is_superuser, exp)' },
+  platform: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Platform JWT (HS256; claims sub, wallet, is_superuser, exp)',
+  },
   superuser: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Platform JWT whose is_superuser claim is true' },
   clob: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Order-book bearer token from POST /v1/auth/token' },
   webhook: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The bare PARLAY_WEBHOOK_AUTH_SECRET' },
@@ -46,7 +51,11 @@ const SECURITY_SCHEMES = {
 } as const;
 
 const DEFAULT_ERRORS: Partial<Record<Security, number[]>> = {
-  platform: [401], superuser: [401, 403], clob: [401], webhook: [403, 503], internal: [403],
+  platform: [401],
+  superuser: [401, 403],
+  clob: [401],
+  webhook: [403, 503],
+  internal: [403],
 };
 
 /** `/v1/orders/:id` → `/v1/orders/{id}`. */
@@ -105,7 +114,13 @@ export class OpenApiRegistry {
         const js = schema(obj, 'input');
         const required = new Set<string>(js.required ?? []);
         for (const [name, s] of Object.entries<any>(js.properties ?? {})) {
-          parameters.push({ name, in: where, required: where === 'path' || required.has(name), ...(s.description ? { description: s.description } : {}), schema: s });
+          parameters.push({
+            name,
+            in: where,
+            required: where === 'path' || required.has(name),
+            ...(s.description ? { description: s.description } : {}),
+            schema: s,
+          });
         }
       };
       addParams(op.params, 'path');
@@ -121,7 +136,8 @@ export class OpenApiRegistry {
       // A route whose rejections have a shape of their own (POST /v1/order) answers these in it too.
       const shape = op.responses[400]?.schema ?? errorBody;
       if (op.body) all[413] ??= { description: 'the body is larger than the route allows', schema: shape };
-      if (op.path.startsWith('/v1/')) all[429] ??= { description: 'rate limited: retry after the Retry-After header\'s seconds', schema: shape };
+      if (op.path.startsWith('/v1/'))
+        all[429] ??= { description: "rate limited: retry after the Retry-After header's seconds", schema: shape };
       for (const [status, res] of Object.entries(all)) {
         responses[status] = {
           description: res.description,
@@ -130,7 +146,12 @@ export class OpenApiRegistry {
       }
       paths[openApiPath(op.path)] ??= {};
       paths[openApiPath(op.path)][op.method] = {
-        operationId: `${op.method}${openApiPath(op.path).replace(/[{}]/g, '').split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('')}`,
+        operationId: `${op.method}${openApiPath(op.path)
+          .replace(/[{}]/g, '')
+          .split(/[^A-Za-z0-9]+/)
+          .filter(Boolean)
+          .map((w) => w[0].toUpperCase() + w.slice(1))
+          .join('')}`,
         summary: op.summary,
         ...(op.description ? { description: op.description } : {}),
         tags: op.tags ?? [op.path.split('/').filter(Boolean).slice(0, 2).join('/')],
@@ -142,7 +163,11 @@ export class OpenApiRegistry {
     }
     return {
       openapi: '3.1.0',
-      info: { title: info.title ?? 'Parlay mirror and order book', version: info.version ?? '0.1.0', ...(info.description ? { description: info.description } : {}) },
+      info: {
+        title: info.title ?? 'Parlay mirror and order book',
+        version: info.version ?? '0.1.0',
+        ...(info.description ? { description: info.description } : {}),
+      },
       jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
       paths,
       components: { schemas: components, securitySchemes: SECURITY_SCHEMES },
@@ -165,7 +190,10 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown): z.outp
   return r.data;
 }
 
-export interface RouteEntry { method: string; path: string }
+export interface RouteEntry {
+  method: string;
+  path: string;
+}
 
 /** Every (method, path) registered on the routers (HEAD, implied by GET, left out). */
 export function routesOf(routers: Iterable<Router>): RouteEntry[] {

@@ -3,10 +3,16 @@
 import { createServer } from 'node:net';
 
 export class PortBusy extends Error {
-  constructor(readonly port: number, readonly host: string, code: string) {
-    super(code === 'EACCES'
-      ? `port ${port} on ${host} may not be bound by this user (PORT)`
-      : `port ${port} on ${host} is already in use (another node or program listens there; set PORT)`);
+  constructor(
+    readonly port: number,
+    readonly host: string,
+    code: string,
+  ) {
+    super(
+      code === 'EACCES'
+        ? `port ${port} on ${host} may not be bound by this user (PORT)`
+        : `port ${port} on ${host} is already in use (another node or program listens there; set PORT)`,
+    );
   }
 }
 
@@ -15,7 +21,9 @@ export function assertPortFree(port: number, host: string): Promise<void> {
   if (!port) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'EADDRINUSE' || e.code === 'EACCES' ? new PortBusy(port, host, e.code) : e));
+    probe.once('error', (e: NodeJS.ErrnoException) =>
+      reject(e.code === 'EADDRINUSE' || e.code === 'EACCES' ? new PortBusy(port, host, e.code) : e),
+    );
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
 }

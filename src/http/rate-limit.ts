@@ -12,15 +12,24 @@ export interface Rate {
   burst: number;
 }
 
-interface Bucket { tokens: number; at: number }
+interface Bucket {
+  tokens: number;
+  at: number;
+}
 
 export class RateLimiter {
   private buckets = new Map<string, Bucket>();
   private sweptAt = 0;
 
-  constructor(readonly rate: Rate, readonly maxKeys = 100_000, private now: () => number = () => performance.now()) {}
+  constructor(
+    readonly rate: Rate,
+    readonly maxKeys = 100_000,
+    private now: () => number = () => performance.now(),
+  ) {}
 
-  get size(): number { return this.buckets.size; }
+  get size(): number {
+    return this.buckets.size;
+  }
 
   /** Takes one token of `key`: 0 when allowed, else the seconds until a token is there. */
   take(key: string): number {
@@ -64,7 +73,13 @@ export function limit(limiter: RateLimiter, key: (ctx: Context) => string | unde
     if (wait > 0) {
       const seconds = Math.max(1, Math.ceil(wait));
       ctx.set('Retry-After', String(seconds));
-      throw edgeError(ctx, 429, 'rate_limited', `too many requests ${what}: at most ${limiter.rate.perSecond}/s (bursts of ${limiter.rate.burst}); retry after ${seconds} s`, 'RATE_LIMITED');
+      throw edgeError(
+        ctx,
+        429,
+        'rate_limited',
+        `too many requests ${what}: at most ${limiter.rate.perSecond}/s (bursts of ${limiter.rate.burst}); retry after ${seconds} s`,
+        'RATE_LIMITED',
+      );
     }
     await next();
   };
@@ -85,4 +100,5 @@ export function rateLimits(o: { ip: Rate; wallet: Rate; signIn: Rate }): RateLim
 }
 
 /** Limits that never refuse (tests and tools that build an app without settings). */
-export const unlimited = (): RateLimits => rateLimits({ ip: { perSecond: 0, burst: 0 }, wallet: { perSecond: 0, burst: 0 }, signIn: { perSecond: 0, burst: 0 } });
+export const unlimited = (): RateLimits =>
+  rateLimits({ ip: { perSecond: 0, burst: 0 }, wallet: { perSecond: 0, burst: 0 }, signIn: { perSecond: 0, burst: 0 } });

@@ -33,10 +33,19 @@ import type { settlementModule } from './settlement.ts';
 
 export const clobModuleKinds = (infra: Infrastructure) => clobKinds({ bookTopic: infra.topics.book, walletTopic: infra.topics.wallet });
 
-export async function clobModule(cfg: Config, infra: Infrastructure, o: {
-  asker: Asker; runtime: Runtime; chain: () => ChainGateway | null; settlement: ReturnType<typeof settlementModule>;
-  log: Logger; metrics: Metrics; life: Lifecycle;
-}) {
+export async function clobModule(
+  cfg: Config,
+  infra: Infrastructure,
+  o: {
+    asker: Asker;
+    runtime: Runtime;
+    chain: () => ChainGateway | null;
+    settlement: ReturnType<typeof settlementModule>;
+    log: Logger;
+    metrics: Metrics;
+    life: Lifecycle;
+  },
+) {
   const { db, bus, orm, topics } = infra;
   const { asker, log, life } = o;
   const catalog = new Catalog(db);
@@ -46,46 +55,110 @@ export async function clobModule(cfg: Config, infra: Infrastructure, o: {
   life.defer('outbox relay', () => relay.stop());
   const collateralMint = async () => cfg.collateralMint ?? (await q.programConfig(db()))?.collateral_mint ?? null;
   const service = new ClobService({
-    asker, db, catalog, chain: o.chain, bookTopic: topics.book, walletTopic: topics.wallet, mintMerge: cfg.mintMergeMatching,
-    distortionBound: cfg.distortionBound, maxMakersPerTrade: cfg.maxMakersPerTrade, maxMakersPerMintMergeTrade: cfg.maxMakersPerMintMergeTrade,
-    collateralMint, delegate: () => o.settlement.delegate, holdMs: cfg.reservationHoldMs, maxOpenOrdersPerMarket: cfg.maxOpenOrdersPerMarket,
+    asker,
+    db,
+    catalog,
+    chain: o.chain,
+    bookTopic: topics.book,
+    walletTopic: topics.wallet,
+    mintMerge: cfg.mintMergeMatching,
+    distortionBound: cfg.distortionBound,
+    maxMakersPerTrade: cfg.maxMakersPerTrade,
+    maxMakersPerMintMergeTrade: cfg.maxMakersPerMintMergeTrade,
+    collateralMint,
+    delegate: () => o.settlement.delegate,
+    holdMs: cfg.reservationHoldMs,
+    maxOpenOrdersPerMarket: cfg.maxOpenOrdersPerMarket,
   });
   const clock = new BookClock({ db, asker, bus, runtime: o.runtime, bookTopic: topics.book, log });
-  const heartbeats = new HeartbeatClock({ db, asker, bookTopic: topics.book, nodeId: cfg.nodeId, timeoutMs: cfg.heartbeatTimeoutMs, log, onExpiry: (_w, n) => o.metrics.heartbeatExpiry(n) });
-  if (cfg.bookClock) { // off only for log replays, which must add no commands
+  const heartbeats = new HeartbeatClock({
+    db,
+    asker,
+    bookTopic: topics.book,
+    nodeId: cfg.nodeId,
+    timeoutMs: cfg.heartbeatTimeoutMs,
+    log,
+    onExpiry: (_w, n) => o.metrics.heartbeatExpiry(n),
+  });
+  if (cfg.bookClock) {
+    // off only for log replays, which must add no commands
     clock.start();
     life.defer('book clock', () => clock.stop());
     heartbeats.start();
     life.defer('heartbeat clock', () => heartbeats.stop());
   }
-  await bus.ensureTopics([{ topic: topics.ledger('orders'), partitions: cfg.partitions }, { topic: topics.ledger('trades'), partitions: cfg.partitions }]);
+  await bus.ensureTopics([
+    { topic: topics.ledger('orders'), partitions: cfg.partitions },
+    { topic: topics.ledger('trades'), partitions: cfg.partitions },
+  ]);
   const ledgerRelay = new LedgerRelay(orm, bus, (t) => topics.ledger(t === 'orders' ? 'orders' : 'trades'), log);
-  if (cfg.databaseUrl) { // PGlite (embedded, one node) has no advisory locks to share: the stream is served from the table
+  if (cfg.databaseUrl) {
+    // PGlite (embedded, one node) has no advisory locks to share: the stream is served from the table
     ledgerRelay.start();
     life.defer('ledger relay', () => ledgerRelay.stop());
   }
   // The WebSocket channels' state, tailed from the ledger table by every node (src/clob/market-feed.ts).
-  const feed = new MarketFeed({ db, mintMerge: cfg.mintMergeMatching, ringSize: cfg.ws.ringSize, lingerMs: cfg.ws.lingerMs, pollMs: cfg.ws.pollMs, nodeId: cfg.nodeId, log });
+  const feed = new MarketFeed({
+    db,
+    mintMerge: cfg.mintMergeMatching,
+    ringSize: cfg.ws.ringSize,
+    lingerMs: cfg.ws.lingerMs,
+    pollMs: cfg.ws.pollMs,
+    nodeId: cfg.nodeId,
+    log,
+  });
   life.defer('market feed', () => feed.stop());
   // GET /v1/config: the collateral mint as last seen (the mirrored program config may arrive later).
   let mintSeen: string | null = cfg.collateralMint ?? null;
-  const refreshMint = setInterval(() => { void collateralMint().then((m) => { mintSeen = m; }, () => undefined); }, 2000);
+  const refreshMint = setInterval(() => {
+    void collateralMint().then(
+      (m) => {
+        mintSeen = m;
+      },
+      () => undefined,
+    );
+  }, 2000);
   life.defer('collateral mint refresh', () => clearInterval(refreshMint));
   mintSeen = await collateralMint().catch(() => mintSeen);
   const clobConfig = {
-    get collateral_mint() { return mintSeen; }, delegate: o.settlement.delegate, taker_fee_curve: 'min(p,1-p)',
-    token_ttl_seconds: cfg.clobTokenTtl, mint_merge_matching: cfg.mintMergeMatching,
+    get collateral_mint() {
+      return mintSeen;
+    },
+    delegate: o.settlement.delegate,
+    taker_fee_curve: 'min(p,1-p)',
+    token_ttl_seconds: cfg.clobTokenTtl,
+    mint_merge_matching: cfg.mintMergeMatching,
   };
   return {
-    service, catalog, tokens, feed, collateralMint,
+    service,
+    catalog,
+    tokens,
+    feed,
+    collateralMint,
     /** A batch of the order book committed: the outbox, the ledger and the feed have rows to send. */
-    wake() { relay.poke(); if (cfg.databaseUrl) ledgerRelay.poke(); feed.poke(); },
+    wake() {
+      relay.poke();
+      if (cfg.databaseUrl) ledgerRelay.poke();
+      feed.poke();
+    },
     routes: (edge: Edge, onMarketChange: (id: string) => Promise<void>) => [
-      marketRoutes(catalog, { jwtSecret: cfg.platformJwtSecret, edge, onChange: async (id) => { await service.configure(id); await onMarketChange(id); } }),
+      marketRoutes(catalog, {
+        jwtSecret: cfg.platformJwtSecret,
+        edge,
+        onChange: async (id) => {
+          await service.configure(id);
+          await onMarketChange(id);
+        },
+      }),
       clobAuthRoutes({ tokens, db, config: () => clobConfig, edge }),
       clobRoutes({ svc: service, tokens, db, internalToken: cfg.clobInternalToken, edge }),
       marketDataRoutes({ data: new MarketData({ asker, db, bookTopic: topics.book, mintMerge: cfg.mintMergeMatching }), edge }),
-      marketMakerRoutes({ tokens, enabled: !cfg.mintMergeMatching, edge, mintMerge: o.settlement.mintMerge({ asker, catalog, collateralMint }) }),
+      marketMakerRoutes({
+        tokens,
+        enabled: !cfg.mintMergeMatching,
+        edge,
+        mintMerge: o.settlement.mintMerge({ asker, catalog, collateralMint }),
+      }),
       heartbeatRoutes({ tokens, db, timeoutMs: cfg.heartbeatTimeoutMs, edge }),
       uiRoutes({ market: (id) => catalog.get(id) }),
     ],

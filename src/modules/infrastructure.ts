@@ -29,16 +29,28 @@ export interface Infrastructure {
 }
 
 /** The database and the bus (before any module: kinds and services are built on them). */
-export async function openInfrastructure(cfg: Config, o: { bus?: Bus; freshLocalChain: boolean; log: Logger; life: Lifecycle }): Promise<Infrastructure> {
+export async function openInfrastructure(
+  cfg: Config,
+  o: { bus?: Bus; freshLocalChain: boolean; log: Logger; life: Lifecycle },
+): Promise<Infrastructure> {
   const { log, life } = o;
   if (o.freshLocalChain) rmSync(cfg.dataDir, { recursive: true, force: true }); // a fresh local chain: a fresh mirror of it
   const orm = await openOrm({ databaseUrl: cfg.databaseUrl, dataDir: cfg.dataDir, poolMax: cfg.databasePoolMax });
   life.defer('database', () => orm.close());
   const applied = await migrate(orm, cfg.databaseUrl);
   if (applied.length) log.info({ migrations: applied }, 'migrations applied');
-  const bus: Bus = o.bus ?? (cfg.kafkaBrokers
-    ? new KafkaBus({ brokers: cfg.kafkaBrokers, clientId: cfg.nodeId, log, replicationFactor: cfg.topicReplication, sessionTimeoutMs: cfg.kafkaSessionTimeoutMs, heartbeatIntervalMs: Math.max(100, Math.floor(cfg.kafkaSessionTimeoutMs / 10)) })
-    : new MemoryBus(cfg.partitions, (err, topic, partition) => log.error({ err, topic, partition }, 'batch failed; redelivering')));
+  const bus: Bus =
+    o.bus ??
+    (cfg.kafkaBrokers
+      ? new KafkaBus({
+          brokers: cfg.kafkaBrokers,
+          clientId: cfg.nodeId,
+          log,
+          replicationFactor: cfg.topicReplication,
+          sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
+          heartbeatIntervalMs: Math.max(100, Math.floor(cfg.kafkaSessionTimeoutMs / 10)),
+        })
+      : new MemoryBus(cfg.partitions, (err, topic, partition) => log.error({ err, topic, partition }, 'batch failed; redelivering')));
   if (!o.bus) life.defer('bus', () => bus.close());
   const driver = orm.em.getDriver() as unknown as Db;
   const handle: Db = { execute: (sql, params) => driver.execute(sql, params ?? []) };
@@ -46,27 +58,57 @@ export async function openInfrastructure(cfg: Config, o: { bus?: Bus; freshLocal
   life.defer('reader', () => reader.close());
   const p = cfg.topicPrefix;
   return {
-    orm, bus, store: new SqlRuntimeStore(orm, cfg.databaseCommitsInFlight), db: () => handle, reader,
-    topics: { parlay: p + TOPICS.parlayEvents, book: p + TOPICS.clobCommands, wallet: p + TOPICS.walletCommands, ledger: (t) => p + (t === 'orders' ? TOPICS.ledgerOrders : TOPICS.ledgerTrades) },
+    orm,
+    bus,
+    store: new SqlRuntimeStore(orm, cfg.databaseCommitsInFlight),
+    db: () => handle,
+    reader,
+    topics: {
+      parlay: p + TOPICS.parlayEvents,
+      book: p + TOPICS.clobCommands,
+      wallet: p + TOPICS.walletCommands,
+      ledger: (t) => p + (t === 'orders' ? TOPICS.ledgerOrders : TOPICS.ledgerTrades),
+    },
   };
 }
 
 /** The runtime with every module's actor kinds, then the asker that talks to them. */
-export async function startRuntime(cfg: Config, infra: Infrastructure, o: {
-  kinds: RuntimeOptions['kinds']; log: Logger; metrics: Metrics; life: Lifecycle; onCommitted(topic: string): void;
-}): Promise<{ runtime: Runtime; asker: Asker }> {
+export async function startRuntime(
+  cfg: Config,
+  infra: Infrastructure,
+  o: {
+    kinds: RuntimeOptions['kinds'];
+    log: Logger;
+    metrics: Metrics;
+    life: Lifecycle;
+    onCommitted(topic: string): void;
+  },
+): Promise<{ runtime: Runtime; asker: Asker }> {
   const { bus, store, topics } = infra;
   const runtime = new Runtime({
-    bus, store, nodeId: cfg.nodeId, groupId: cfg.topicPrefix + cfg.groupId, kinds: o.kinds,
+    bus,
+    store,
+    nodeId: cfg.nodeId,
+    groupId: cfg.topicPrefix + cfg.groupId,
+    kinds: o.kinds,
     partitions: { [topics.parlay]: cfg.partitions, [topics.book]: cfg.partitions, [topics.wallet]: cfg.partitions },
-    log: o.log, metrics: o.metrics.runtime, faults: crashPoint(cfg.crashPoints.runtime, o.log), maxLiveActors: cfg.maxLiveActors, checkpoint: cfg.checkpoint,
+    log: o.log,
+    metrics: o.metrics.runtime,
+    faults: crashPoint(cfg.crashPoints.runtime, o.log),
+    maxLiveActors: cfg.maxLiveActors,
+    checkpoint: cfg.checkpoint,
     onCommitted: o.onCommitted,
   });
   await runtime.start();
   o.life.defer('runtime', () => runtime.stop());
   const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs);
   asker.observe = o.metrics.observeAsk;
-  o.metrics.attach({ positions: () => runtime.positions(), actorCounts: () => runtime.actorCounts(), unsavedActors: () => runtime.unsavedActors(), offsets: bus.offsets ? (t) => bus.offsets!(t) : undefined });
+  o.metrics.attach({
+    positions: () => runtime.positions(),
+    actorCounts: () => runtime.actorCounts(),
+    unsavedActors: () => runtime.unsavedActors(),
+    offsets: bus.offsets ? (t) => bus.offsets!(t) : undefined,
+  });
   await asker.start();
   o.life.defer('asker', () => asker.stop());
   return { runtime, asker };

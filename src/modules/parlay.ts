@@ -18,23 +18,47 @@ import type { Infrastructure, Metrics } from './infrastructure.ts';
 
 export const parlayModuleKinds = (infra: Infrastructure) => parlayKinds(infra.topics.parlay);
 
-export async function parlayModule(cfg: Config, infra: Infrastructure, o: {
-  asker: Asker; chain?: ChainGateway | null; authority?: Keypair; log: Logger; metrics: Metrics; life: Lifecycle;
-}) {
-  const chain = o.chain !== undefined ? o.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authorityOf(cfg, o.authority, o.log)) : null;
+export async function parlayModule(
+  cfg: Config,
+  infra: Infrastructure,
+  o: {
+    asker: Asker;
+    chain?: ChainGateway | null;
+    authority?: Keypair;
+    log: Logger;
+    metrics: Metrics;
+    life: Lifecycle;
+  },
+) {
+  const chain =
+    o.chain !== undefined ? o.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authorityOf(cfg, o.authority, o.log)) : null;
   // The parlay reads users poll, answered from memory while PostgreSQL's change notifications arrive.
   let reads: { cache: ParlayReadCache<Buffer>; settled(): Promise<void> } | undefined;
   if (cfg.databaseUrl && cfg.readCacheWallets > 0) {
     let listener: NotifyListener | null = null;
     const cache = new ParlayReadCache<Buffer>(() => listener?.listening ?? false, cfg.readCacheWallets, o.metrics.readCache);
-    listener = new NotifyListener({ url: cfg.databaseUrl, channel: 'parlay_reads', onPayload: (p) => cache.changed(p), onGap: () => cache.clear(), log: o.log });
+    listener = new NotifyListener({
+      url: cfg.databaseUrl,
+      channel: 'parlay_reads',
+      onPayload: (p) => cache.changed(p),
+      onGap: () => cache.clear(),
+      log: o.log,
+    });
     await listener.start();
     o.life.defer('parlay read cache', () => listener.close());
     reads = { cache, settled: () => listener.sync() };
   }
   const service = new ParlayService({
-    db: infra.db, reader: infra.reader, reads, asker: o.asker, store: infra.store, topic: infra.topics.parlay,
-    programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(), chain, log: o.log, metrics: o.metrics.ingest,
+    db: infra.db,
+    reader: infra.reader,
+    reads,
+    asker: o.asker,
+    store: infra.store,
+    topic: infra.topics.parlay,
+    programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(),
+    chain,
+    log: o.log,
+    metrics: o.metrics.ingest,
   });
   return {
     service,
@@ -58,6 +82,9 @@ function authorityOf(cfg: Config, given: Keypair | undefined, log: Logger): Keyp
   if (cfg.authorityKeypair) return readKeypair(cfg.authorityKeypair);
   if (cfg.env !== 'development') return null;
   const generated = Keypair.generate();
-  log.warn({ authority: generated.publicKey.toBase58() }, 'PARLAY_AUTHORITY_KEYPAIR unset (development): generated a void_parlay authority; the program config must name it');
+  log.warn(
+    { authority: generated.publicKey.toBase58() },
+    'PARLAY_AUTHORITY_KEYPAIR unset (development): generated a void_parlay authority; the program config must name it',
+  );
   return generated;
 }

@@ -12,7 +12,11 @@ import { connectionOf, delegateKeypair, startSettlement } from '../settlement/in
 import { MintMerge } from '../settlement/mint-merge.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
-export function settlementModule(cfg: Config, infra: Infrastructure, o: { devChain: boolean; chain: () => ChainGateway | null; log: Logger; life: Lifecycle }) {
+export function settlementModule(
+  cfg: Config,
+  infra: Infrastructure,
+  o: { devChain: boolean; chain: () => ChainGateway | null; log: Logger; life: Lifecycle },
+) {
   // Development with the local chain and no delegate given: a fresh one, funded on the local chain
   // once it is up, so that trades settle there too. Never with SOLANA_RPC_URL or in production.
   const devDelegate = o.devChain && !cfg.solanaRpcUrl && !cfg.delegate && !cfg.delegateKeypair ? Keypair.generate() : null;
@@ -21,17 +25,34 @@ export function settlementModule(cfg: Config, infra: Infrastructure, o: { devCha
   const delegate = cfg.delegate ?? key?.publicKey.toBase58() ?? null;
   const connection = connectionOf(cfg, o.chain);
   return {
-    key, delegate, connection,
-    mintMerge: (deps: { asker: Asker; catalog: Catalog; collateralMint(): Promise<string | null> }) => new MintMerge({
-      asker: deps.asker, walletTopic: infra.topics.wallet, catalog: deps.catalog, chain: o.chain, connection, delegate: key,
-      collateralMint: deps.collateralMint, cuPrice: BigInt(cfg.settlementCuPrice),
-    }),
+    key,
+    delegate,
+    connection,
+    mintMerge: (deps: { asker: Asker; catalog: Catalog; collateralMint(): Promise<string | null> }) =>
+      new MintMerge({
+        asker: deps.asker,
+        walletTopic: infra.topics.wallet,
+        catalog: deps.catalog,
+        chain: o.chain,
+        connection,
+        delegate: key,
+        collateralMint: deps.collateralMint,
+        cuPrice: BigInt(cfg.settlementCuPrice),
+      }),
     /** The executor runs where the delegate's key is (src/settlement/). */
     async start(url: string, collateralMint: () => Promise<string | null>) {
       if (!key) return;
       const ex = await startSettlement({
-        cfg, orm: infra.orm, bus: infra.bus, log: o.log, url, delegate: key, connection, collateralMint,
-        bookTopic: infra.topics.book, tradesTopic: infra.topics.ledger('trades'),
+        cfg,
+        orm: infra.orm,
+        bus: infra.bus,
+        log: o.log,
+        url,
+        delegate: key,
+        connection,
+        collateralMint,
+        bookTopic: infra.topics.book,
+        tradesTopic: infra.topics.ledger('trades'),
       });
       o.life.defer('settlement executor', () => ex.stop());
     },

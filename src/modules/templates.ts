@@ -7,7 +7,10 @@ import type { Infrastructure } from './infrastructure.ts';
 
 export function templatesModule(cfg: Config, infra: Infrastructure, o: { quote: TemplateServiceDeps['quote'] }) {
   const service = new TemplateService({
-    db: infra.db, transaction: (fn) => (infra.orm.em.fork() as any).transactional((em: any) => fn(em)), quote: o.quote, mintMerge: cfg.mintMergeMatching,
+    db: infra.db,
+    transaction: (fn) => (infra.orm.em.fork() as any).transactional((em: any) => fn(em)),
+    quote: o.quote,
+    mintMerge: cfg.mintMergeMatching,
   });
   return { service, routes: (edge: Edge) => [templateRoutes(service, { jwtSecret: cfg.platformJwtSecret, edge })] };
 }

@@ -4,13 +4,27 @@
 import { createHash } from 'node:crypto';
 import { coder } from '../chain/idl.ts';
 import { programEventLines } from '../chain/logs.ts';
-import { BIGINT_MAX, fitsBigint, parlayCommand, vaultCommand, type ParlayCommand, type Pos, type VaultCommand } from '../../topics/parlay-events.ts';
+import {
+  BIGINT_MAX,
+  fitsBigint,
+  parlayCommand,
+  vaultCommand,
+  type ParlayCommand,
+  type Pos,
+  type VaultCommand,
+} from '../../topics/parlay-events.ts';
 import type { RawTransaction } from './webhook-schema.ts';
 
 export type Routed = { target: 'parlay'; key: string; cmd: ParlayCommand } | { target: 'vault'; cmd: VaultCommand };
 
 /** One event of the program: its position, its line's data, the SHA-256 of its bytes (hex) and the commands it makes. */
-export interface DecodedEvent { index: number; data: string; hash: string; name: string; commands: Routed[] }
+export interface DecodedEvent {
+  index: number;
+  data: string;
+  hash: string;
+  name: string;
+  commands: Routed[];
+}
 
 export interface DecodedTx {
   signature: string;
@@ -44,7 +58,8 @@ const MIN_UNIX = -62_135_596_800;
 const MAX_UNIX = 253_402_300_799;
 const unix = (v: any): number => {
   const t = num(v);
-  if (!Number.isSafeInteger(t) || t < MIN_UNIX || t > MAX_UNIX) throw new Error(`time ${v.toString()} is out of the range the mirror stores (years 1..9999)`);
+  if (!Number.isSafeInteger(t) || t < MIN_UNIX || t > MAX_UNIX)
+    throw new Error(`time ${v.toString()} is out of the range the mirror stores (years 1..9999)`);
   return t;
 };
 /** Base58 of the public keys events carry, remembered by their bytes: the same users and markets recur. */
@@ -67,8 +82,15 @@ export function decodeTransaction(tx: RawTransaction, programId: string): Decode
   const out: DecodedTx = { signature, events: [], commands: [], undecodable: [], truncated, eventCount: events.length };
   for (const line of events) {
     let ev: { name: string; data: any } | null = null;
-    try { ev = coder.events.decode(line.data); } catch (e) { ev = null; }
-    if (!ev) { out.undecodable.push({ ...line, reason: 'not an event of the program' }); continue; }
+    try {
+      ev = coder.events.decode(line.data);
+    } catch (e) {
+      ev = null;
+    }
+    if (!ev) {
+      out.undecodable.push({ ...line, reason: 'not an event of the program' });
+      continue;
+    }
     const pos: Pos = [tx.slot, tx.indexWithinBlock ?? 0, line.index];
     const base = { eventId: `${signature}:${line.index}`, pos, signature };
     try {
@@ -95,7 +117,8 @@ function checkCommands(commands: Routed[]) {
 /** A u8/u16/u32 field of an event within the values the program emits (IDL docs). */
 function within(v: any, lo: number, hi: number, what: string, meaning = ''): number {
   const n = num(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`${what} ${v} is not one the program emits (${lo}..${hi}${meaning ? `: ${meaning}` : ''})`);
+  if (!Number.isInteger(n) || n < lo || n > hi)
+    throw new Error(`${what} ${v} is not one the program emits (${lo}..${hi}${meaning ? `: ${meaning}` : ''})`);
   return n;
 }
 
@@ -103,9 +126,11 @@ function within(v: any, lo: number, hi: number, what: string, meaning = ''): num
 const MAX_LEGS = 64;
 
 function legsOf(legs: any[]) {
-  if (!Array.isArray(legs) || legs.length < 1 || legs.length > MAX_LEGS) throw new Error(`a parlay has 1..${MAX_LEGS} legs, not ${legs?.length}`);
+  if (!Array.isArray(legs) || legs.length < 1 || legs.length > MAX_LEGS)
+    throw new Error(`a parlay has 1..${MAX_LEGS} legs, not ${legs?.length}`);
   return legs.map((l: any, i) => ({
-    marketId: str(l.market_id), market: key58(l.market),
+    marketId: str(l.market_id),
+    market: key58(l.market),
     outcome: within(l.outcome, 0, 1, `leg ${i} outcome`, '0 YES, 1 NO'),
     probability: within(l.probability, 1, 999_999, `leg ${i} probability`, 'fixed point 1e6, 0 < p < 1'),
   }));
@@ -119,40 +144,94 @@ function route(name: string, d: any, base: { eventId: string; pos: Pos; signatur
   switch (name) {
     case 'ParlayCreated':
       return [
-        { target: 'parlay', key: str(d.parlay_id), cmd: {
-          type: 'ParlayCreated', ...base, parlayId: str(d.parlay_id), user: key58(d.user), stake: str(d.stake),
-          combinedProbability: str(d.combined_probability), potentialPayout: str(d.potential_payout), createdAt: unix(d.created_at),
-          legs: legsOf(d.legs),
-        } },
+        {
+          target: 'parlay',
+          key: str(d.parlay_id),
+          cmd: {
+            type: 'ParlayCreated',
+            ...base,
+            parlayId: str(d.parlay_id),
+            user: key58(d.user),
+            stake: str(d.stake),
+            combinedProbability: str(d.combined_probability),
+            potentialPayout: str(d.potential_payout),
+            createdAt: unix(d.created_at),
+            legs: legsOf(d.legs),
+          },
+        },
         vault({ balance: str(d.vault_balance), totalStaked: str(d.total_staked), totalExposure: str(d.total_exposure) }),
       ];
     case 'LegSettled':
       return [
-        { target: 'parlay', key: str(d.parlay_id), cmd: {
-          type: 'LegSettled', ...base, parlayId: str(d.parlay_id), legIndex: num(d.leg_index), marketId: str(d.market_id),
-          legStatus: within(d.leg_status, 1, 3, 'leg_status', '1 won, 2 lost, 3 voided'), parlayStatus: within(d.parlay_status, 0, 5, 'parlay_status', '0 active, 1 won, 2 lost, 3 claimed, 4 voided, 5 refunded'), legsWon: num(d.legs_won), legsLost: num(d.legs_lost),
-          legsResolved: num(d.legs_resolved), actualPayout: str(d.actual_payout), settledAt: unix(d.settled_at),
-        } },
+        {
+          target: 'parlay',
+          key: str(d.parlay_id),
+          cmd: {
+            type: 'LegSettled',
+            ...base,
+            parlayId: str(d.parlay_id),
+            legIndex: num(d.leg_index),
+            marketId: str(d.market_id),
+            legStatus: within(d.leg_status, 1, 3, 'leg_status', '1 won, 2 lost, 3 voided'),
+            parlayStatus: within(d.parlay_status, 0, 5, 'parlay_status', '0 active, 1 won, 2 lost, 3 claimed, 4 voided, 5 refunded'),
+            legsWon: num(d.legs_won),
+            legsLost: num(d.legs_lost),
+            legsResolved: num(d.legs_resolved),
+            actualPayout: str(d.actual_payout),
+            settledAt: unix(d.settled_at),
+          },
+        },
         vault({ totalExposure: str(d.total_exposure) }),
       ];
     case 'ParlayClaimed':
       return [
-        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayClaimed', ...base, parlayId: str(d.parlay_id), user: key58(d.user), amount: str(d.amount), claimedAt: unix(d.claimed_at) } },
+        {
+          target: 'parlay',
+          key: str(d.parlay_id),
+          cmd: {
+            type: 'ParlayClaimed',
+            ...base,
+            parlayId: str(d.parlay_id),
+            user: key58(d.user),
+            amount: str(d.amount),
+            claimedAt: unix(d.claimed_at),
+          },
+        },
         vault({ balance: str(d.vault_balance), totalPaidOut: str(d.total_paid_out) }),
       ];
     case 'ParlayVoided':
       return [
-        { target: 'parlay', key: str(d.parlay_id), cmd: { type: 'ParlayVoided', ...base, parlayId: str(d.parlay_id), refund: str(d.refund), voidedAt: unix(d.voided_at) } },
+        {
+          target: 'parlay',
+          key: str(d.parlay_id),
+          cmd: { type: 'ParlayVoided', ...base, parlayId: str(d.parlay_id), refund: str(d.refund), voidedAt: unix(d.voided_at) },
+        },
         vault({ balance: str(d.vault_balance), totalPaidOut: str(d.total_paid_out), totalExposure: str(d.total_exposure) }),
       ];
     case 'ConfigInitialized':
     case 'ConfigUpdated': {
       const c = d.config;
-      return [{ target: 'vault', cmd: { type: 'ConfigObserved', ...base, config: {
-        authority: key58(c.authority), collateralMint: key58(c.collateral_mint), vault: key58(c.vault), maxLegs: num(c.max_legs),
-        minStake: str(c.min_stake), maxStake: str(c.max_stake), maxPayoutCap: str(c.max_payout_cap),
-        exposureRatioBps: num(c.exposure_ratio_bps), houseEdgeBps: num(c.house_edge_bps), paused: Boolean(c.paused),
-      } } }];
+      return [
+        {
+          target: 'vault',
+          cmd: {
+            type: 'ConfigObserved',
+            ...base,
+            config: {
+              authority: key58(c.authority),
+              collateralMint: key58(c.collateral_mint),
+              vault: key58(c.vault),
+              maxLegs: num(c.max_legs),
+              minStake: str(c.min_stake),
+              maxStake: str(c.max_stake),
+              maxPayoutCap: str(c.max_payout_cap),
+              exposureRatioBps: num(c.exposure_ratio_bps),
+              houseEdgeBps: num(c.house_edge_bps),
+              paused: Boolean(c.paused),
+            },
+          },
+        },
+      ];
     }
     case 'VaultSeeded':
     case 'VaultWithdrawn':

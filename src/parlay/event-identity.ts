@@ -5,7 +5,11 @@
 // as a duplicate.
 import type { Db } from '../db.ts';
 
-export interface EventClaim { signature: string; index: number; hash: string }
+export interface EventClaim {
+  signature: string;
+  index: number;
+  hash: string;
+}
 
 export const identityOf = (c: { signature: string; index: number }) => `${c.signature}:${c.index}`;
 

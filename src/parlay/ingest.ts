@@ -30,7 +30,11 @@ export interface IngestDeps {
   metrics?: { deadLetter(reason: string): void; deferred(): void; truncated(): void };
 }
 
-export interface IngestResult { processed: number; skipped: number; deferred: number }
+export interface IngestResult {
+  processed: number;
+  skipped: number;
+  deferred: number;
+}
 
 /** Dead-letter sources fit their column (varchar 255); signatures are bounded at the edge, this is the last guard. */
 const sourceOf = (s: string) => (s.length > 255 ? s.slice(0, 255) : s);
@@ -39,10 +43,14 @@ const sourceOf = (s: string) => (s.length > 255 ? s.slice(0, 255) : s);
  * What the truncated-log dead letter keeps of a transaction: the fields the mirror reads (the body
  * was stripped of anything else), never a walk over what the provider added.
  */
-const keptOf = (tx: RawTransaction) => JSON.stringify({
-  slot: tx.slot, blockTime: tx.blockTime ?? null, indexWithinBlock: tx.indexWithinBlock ?? null,
-  signatures: tx.transaction.signatures, logMessages: tx.meta.logMessages ?? [],
-});
+const keptOf = (tx: RawTransaction) =>
+  JSON.stringify({
+    slot: tx.slot,
+    blockTime: tx.blockTime ?? null,
+    indexWithinBlock: tx.indexWithinBlock ?? null,
+    signatures: tx.transaction.signatures,
+    logMessages: tx.meta.logMessages ?? [],
+  });
 
 export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]): Promise<IngestResult> {
   let skipped = 0;
@@ -51,9 +59,15 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
   // each event identity's content, which keeps a different payload from passing as a new event.
   const decoded: { txIndex: number; d: DecodedTx }[] = [];
   for (const [i, tx] of txs.entries()) {
-    if (tx.meta.err !== null && tx.meta.err !== undefined) { skipped++; continue; }
+    if (tx.meta.err !== null && tx.meta.err !== undefined) {
+      skipped++;
+      continue;
+    }
     const d = decodeTransaction(tx, deps.programId);
-    if (d.eventCount === 0) { skipped++; continue; }
+    if (d.eventCount === 0) {
+      skipped++;
+      continue;
+    }
     decoded.push({ txIndex: i, d });
     if (d.truncated) {
       deps.metrics?.truncated();
@@ -67,34 +81,52 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
     }
   }
   const claims: (EventClaim & { txIndex: number; event: DecodedEvent })[] = decoded.flatMap(({ txIndex, d }) =>
-    d.events.map((event) => ({ signature: d.signature, index: event.index, hash: event.hash, txIndex, event })));
+    d.events.map((event) => ({ signature: d.signature, index: event.index, hash: event.hash, txIndex, event })),
+  );
   const conflicts = await deps.identities.claim(claims);
   const work: { txIndex: number; spec: Command<ParlayEventsProtocol['cmd']> }[] = [];
   const vaultValues: VaultValues = {};
   for (const c of claims) {
     if (conflicts.has(c)) {
       deps.metrics?.deadLetter('conflicting_event');
-      deps.log.warn({ signature: c.signature, index: c.index, event: c.event.name }, 'event conflicting with the one first seen at its identity dead-lettered');
+      deps.log.warn(
+        { signature: c.signature, index: c.index, event: c.event.name },
+        'event conflicting with the one first seen at its identity dead-lettered',
+      );
       await deps.store.deadLetter({
         source: sourceOf(`webhook:${identityOf(c)}:conflict:${c.hash.slice(0, 16)}`),
-        reason: reasonText(`conflicting_event: ${c.event.name} at ${identityOf(c)} differs from the event first seen with this signature and position; the first one stays`),
+        reason: reasonText(
+          `conflicting_event: ${c.event.name} at ${identityOf(c)} differs from the event first seen with this signature and position; the first one stays`,
+        ),
         payload: c.event.data,
       });
       continue;
     }
     for (const r of c.event.commands) {
-      if (r.target === 'vault' && r.cmd.type === 'VaultObserved') { latestValues(vaultValues, r.cmd.values); continue; }
+      if (r.target === 'vault' && r.cmd.type === 'VaultObserved') {
+        latestValues(vaultValues, r.cmd.values);
+        continue;
+      }
       const key = r.target === 'vault' ? VAULT_KEY : r.key;
       work.push({ txIndex: c.txIndex, spec: { key, cmd: r.cmd } });
     }
   }
   // Vault values are last-writer-wins by position: one command carries the newest of each.
-  if (Object.keys(vaultValues).length) work.push({ txIndex: -1, spec: { key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
-  const outcomes = work.length ? await deps.asker.askManySettledTo(channel<ParlayEventsProtocol>(deps.topic), work.map((w) => w.spec)) : [];
+  if (Object.keys(vaultValues).length)
+    work.push({ txIndex: -1, spec: { key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
+  const outcomes = work.length
+    ? await deps.asker.askManySettledTo(
+        channel<ParlayEventsProtocol>(deps.topic),
+        work.map((w) => w.spec),
+      )
+    : [];
   const deferredTx = new Set<number>();
   let timedOut: unknown = null;
   outcomes.forEach((o, j) => {
-    if (o.status === 'fulfilled') { if (o.value?.result === 'deferred') deferredTx.add(work[j].txIndex); return; }
+    if (o.status === 'fulfilled') {
+      if (o.value?.result === 'deferred') deferredTx.add(work[j].txIndex);
+      return;
+    }
     // The runtime dead-lettered the event's command (a value the store refuses): it is kept with its
     // reason, like an undecodable line, and the delivery is answered; asking again would only
     // dead-letter it again. Any other failure (an owner that did not answer) is the delivery's.

@@ -1,7 +1,14 @@
 // The parlay side's actor kinds, as the runtime hosts them: deciders + command schemas + projections.
 import { parlayDecider, type ParlayEvent, type ParlayState } from '../../actors/parlay/decider.ts';
 import { vaultDecider, type VaultEvent, type VaultState } from '../../actors/vault/decider.ts';
-import { parlayCommand, vaultCommand, type ParlayCommand, type ParlayReply, type VaultCommand, type VaultReply } from '../../topics/parlay-events.ts';
+import {
+  parlayCommand,
+  vaultCommand,
+  type ParlayCommand,
+  type ParlayReply,
+  type VaultCommand,
+  type VaultReply,
+} from '../../topics/parlay-events.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import { projectParlays } from '../store/projections/parlay.ts';
 import { projectVault } from '../store/projections/vault.ts';

@@ -3,7 +3,8 @@ import type { Reader } from '../store/reader.ts';
 
 import type { Db } from '../db.ts';
 
-const ts = (col: string) => `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
+const ts = (col: string) =>
+  `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
 
 export const PARLAY_JSON = `json_build_object(
   'id', p.id, 'parlay_id', p.parlay_id, 'user_wallet', p.user_wallet, 'stake', p.stake,
@@ -31,7 +32,9 @@ const parseJson = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
 export const PARLAY_STATUSES = ['active', 'won', 'lost', 'claimed', 'voided', 'refunded'] as const;
 
-const USER_PARLAYS = (where: string) => `select coalesce(json_agg(x.j order by x.created_at desc, x.parlay_id desc), '[]'::json)::text as j from (
+const USER_PARLAYS = (
+  where: string,
+) => `select coalesce(json_agg(x.j order by x.created_at desc, x.parlay_id desc), '[]'::json)::text as j from (
        select ${PARLAY_JSON} as j, p.created_at, p.parlay_id from parlays p where ${where}
        order by p.created_at desc, p.parlay_id desc limit 50) x`;
 const USER_PARLAYS_ANY = USER_PARLAYS('lower(p.user_wallet) = any($1::text[])');
@@ -59,11 +62,20 @@ export async function userParlayJson(reader: Reader, wallets: string[], parlayId
 export async function adminParlays(db: Db, f: { status?: string; wallet?: string; page: number }, pageSize = 20) {
   const conds: string[] = [];
   const params: unknown[] = [];
-  if (f.status) { conds.push('p.status = ?'); params.push(f.status); }
-  if (f.wallet) { conds.push('lower(p.user_wallet) = ?'); params.push(f.wallet.toLowerCase()); }
+  if (f.status) {
+    conds.push('p.status = ?');
+    params.push(f.status);
+  }
+  if (f.wallet) {
+    conds.push('lower(p.user_wallet) = ?');
+    params.push(f.wallet.toLowerCase());
+  }
   const where = conds.length ? `where ${conds.join(' and ')}` : '';
   const [{ n }] = await db.execute(`select count(*)::int as n from parlays p ${where}`, params);
-  const rows = await db.execute(`select ${PARLAY_JSON} as j from parlays p ${where} order by p.created_at desc, p.parlay_id desc limit ? offset ?`, [...params, pageSize, (f.page - 1) * pageSize]);
+  const rows = await db.execute(
+    `select ${PARLAY_JSON} as j from parlays p ${where} order by p.created_at desc, p.parlay_id desc limit ? offset ?`,
+    [...params, pageSize, (f.page - 1) * pageSize],
+  );
   return { count: Number(n), results: rows.map((r) => parseJson(r.j)) };
 }
 
@@ -73,8 +85,16 @@ export async function parlayStatus(db: Db, parlayId: string): Promise<{ status: 
 }
 
 export const EMPTY_VAULT = {
-  vault_address: '', balance: 0, total_staked: 0, total_paid_out: 0, total_exposure: 0, max_payout_cap: 0, max_legs: 0,
-  min_stake: 0, max_stake: 0, is_active: true,
+  vault_address: '',
+  balance: 0,
+  total_staked: 0,
+  total_paid_out: 0,
+  total_exposure: 0,
+  max_payout_cap: 0,
+  max_legs: 0,
+  min_stake: 0,
+  max_stake: 0,
+  is_active: true,
 };
 
 /** When the mirror was created: its database's first migration (kept by replays, which empty the vault row). */

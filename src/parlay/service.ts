@@ -48,7 +48,15 @@ export class ParlayService {
   }
 
   private ingestDeps(): IngestDeps {
-    return { asker: this.d.asker, store: this.d.store, identities: this.identities, topic: this.d.topic, programId: this.d.programId, log: this.d.log, metrics: this.d.metrics };
+    return {
+      asker: this.d.asker,
+      store: this.d.store,
+      identities: this.identities,
+      topic: this.d.topic,
+      programId: this.d.programId,
+      log: this.d.log,
+      metrics: this.d.metrics,
+    };
   }
 
   async ingest(txs: RawTransaction[]): Promise<IngestResult> {
@@ -81,7 +89,10 @@ export class ParlayService {
     }
     const res = await this.ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data]);
     if (res.deferred > 0) {
-      throw unavailable('deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, { processed: res.processed, skipped: res.skipped });
+      throw unavailable('deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, {
+        processed: res.processed,
+        skipped: res.skipped,
+      });
     }
     return { processed: res.processed, skipped: res.skipped };
   }
@@ -133,7 +144,14 @@ export class ParlayService {
     return q.vault(this.d.db());
   }
 
-  async patchVault(body: { vault_address?: string; max_legs?: number; max_payout_cap?: string; min_stake?: string; max_stake?: string; is_active?: boolean }) {
+  async patchVault(body: {
+    vault_address?: string;
+    max_legs?: number;
+    max_payout_cap?: string;
+    min_stake?: string;
+    max_stake?: string;
+    is_active?: boolean;
+  }) {
     const current = (await q.vault(this.d.db())) as { min_stake: number | string; max_stake: number | string };
     const min = BigInt(body.min_stake ?? current.min_stake);
     const max = BigInt(body.max_stake ?? current.max_stake);
@@ -141,8 +159,12 @@ export class ParlayService {
       throw invalid('invalid_request', 'min_stake must not exceed max_stake');
     }
     const fields: VaultPatchFields = {
-      vaultAddress: body.vault_address, maxLegs: body.max_legs, maxPayoutCap: body.max_payout_cap,
-      minStake: body.min_stake, maxStake: body.max_stake, isActive: body.is_active,
+      vaultAddress: body.vault_address,
+      maxLegs: body.max_legs,
+      maxPayoutCap: body.max_payout_cap,
+      minStake: body.min_stake,
+      maxStake: body.max_stake,
+      isActive: body.is_active,
     };
     await this.askVault({ type: 'VaultPatch', fields });
     return q.vault(this.d.db());
@@ -165,7 +187,8 @@ export class ParlayService {
   async voidParlay(parlayId: string) {
     const row = await q.parlayStatus(this.d.db(), parlayId);
     if (!row) throw notFound('parlay not found');
-    if (row.status !== 'active') throw invalid('parlay_not_active', `parlay ${parlayId} is ${row.status}; only an active parlay can be voided`);
+    if (row.status !== 'active')
+      throw invalid('parlay_not_active', `parlay ${parlayId} is ${row.status}; only an active parlay can be voided`);
     const chain = this.requireChain();
     const cfg = await q.programConfig(this.d.db());
     if (!cfg) throw unavailable('config_unknown', 'the program configuration has not been mirrored yet');
@@ -174,7 +197,8 @@ export class ParlayService {
       landed = await chain.voidParlay({ parlayId, user: row.user_wallet, collateralMint: cfg.collateral_mint });
     } catch (e) {
       if (e instanceof MissingAuthority) throw unavailable('authority_not_configured', e.message);
-      if (e instanceof ChainError && e.custom === PARLAY_NOT_ACTIVE) throw invalid('parlay_not_active', `parlay ${parlayId} is not active on chain`);
+      if (e instanceof ChainError && e.custom === PARLAY_NOT_ACTIVE)
+        throw invalid('parlay_not_active', `parlay ${parlayId} is not active on chain`);
       if (e instanceof ChainError && e.custom !== undefined) throw conflict('chain_rejected', e.message);
       this.d.log.error({ err: e, parlayId }, 'void_parlay: RPC failed');
       throw upstream('rpc_error', `sending void_parlay failed: ${(e as Error).message}`);

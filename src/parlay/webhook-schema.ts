@@ -27,10 +27,14 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** No NUL (PostgreSQL text cannot hold it) and no lone UTF-16 surrogate (no UTF-8 text holds it). */
 const clean = (s: string) => !s.includes('\u0000') && !LONE_SURROGATE.test(s);
 
-const signature = z.string().max(MAX_SIGNATURE_CHARS, { error: `a signature has at most ${MAX_SIGNATURE_CHARS} characters` })
+const signature = z
+  .string()
+  .max(MAX_SIGNATURE_CHARS, { error: `a signature has at most ${MAX_SIGNATURE_CHARS} characters` })
   .refine(isSignature, { error: 'a signature is the base58 text of 64 bytes' });
 
-const logLine = z.string().max(MAX_LOG_LINE_CHARS, { error: `a log line has at most ${MAX_LOG_LINE_CHARS} characters` })
+const logLine = z
+  .string()
+  .max(MAX_LOG_LINE_CHARS, { error: `a log line has at most ${MAX_LOG_LINE_CHARS} characters` })
   .refine(clean, { error: 'a log line holds no NUL character and no lone surrogate' });
 
 const slotNumber = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -42,14 +46,20 @@ export const rawTransaction = z.object({
   meta: z.object({
     // Only compared with null: a failed transaction is skipped, its error never read.
     err: z.unknown().optional(),
-    logMessages: z.array(logLine).max(MAX_LOG_LINES, { error: `a transaction has at most ${MAX_LOG_LINES} log lines` }).nullable().optional(),
+    logMessages: z
+      .array(logLine)
+      .max(MAX_LOG_LINES, { error: `a transaction has at most ${MAX_LOG_LINES} log lines` })
+      .nullable()
+      .optional(),
   }),
   transaction: z.object({
     signatures: z.array(signature).min(1).max(MAX_SIGNATURES),
   }),
 });
 
-export const webhookBatch = z.array(rawTransaction).max(MAX_TRANSACTIONS, { error: `a delivery has at most ${MAX_TRANSACTIONS} transactions` });
+export const webhookBatch = z
+  .array(rawTransaction)
+  .max(MAX_TRANSACTIONS, { error: `a delivery has at most ${MAX_TRANSACTIONS} transactions` });
 export const webhookBody = z.union([rawTransaction, webhookBatch]);
 
 export type RawTransaction = z.infer<typeof rawTransaction>;
@@ -63,7 +73,8 @@ export function outOfBounds(body: unknown): string | null {
   if (txs.length > MAX_TRANSACTIONS) return `a delivery has at most ${MAX_TRANSACTIONS} transactions`;
   for (const [i, tx] of txs.entries()) {
     const logs = (tx as { meta?: { logMessages?: unknown } } | null)?.meta?.logMessages;
-    if (Array.isArray(logs) && logs.length > MAX_LOG_LINES) return `${Array.isArray(body) ? `${i}.` : ''}meta.logMessages: a transaction has at most ${MAX_LOG_LINES} log lines`;
+    if (Array.isArray(logs) && logs.length > MAX_LOG_LINES)
+      return `${Array.isArray(body) ? `${i}.` : ''}meta.logMessages: a transaction has at most ${MAX_LOG_LINES} log lines`;
   }
   return null;
 }

@@ -72,7 +72,11 @@ export class PartitionActors {
           state = r.state;
           out.push(r);
           // A throwing decider may have half-changed the state: the rest of this turn is not run.
-          if (r.error) { for (let i = out.length; i < msg.steps.length; i++) out.push({ state, error: new Error('not run: an earlier command of this key failed') }); break; }
+          if (r.error) {
+            for (let i = out.length; i < msg.steps.length; i++)
+              out.push({ state, error: new Error('not run: an earlier command of this key failed') });
+            break;
+          }
         }
         current = state;
         msg.done(out);

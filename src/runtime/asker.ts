@@ -7,7 +7,10 @@ import { CORRELATION, REPLY_TO, type ReplyMessage } from './partition-worker.ts'
 import type { Bus, ConsumerHandle } from './types.ts';
 
 export class AskTimeout extends Error {
-  constructor(readonly topic: string, readonly key: string) {
+  constructor(
+    readonly topic: string,
+    readonly key: string,
+  ) {
     super(`no answer from the owner of ${topic}/${key} in time`);
   }
 }
@@ -27,7 +30,10 @@ export interface AskSpec {
  * A command topic's contract as a type (each topic module exports one, e.g. `BookProtocol`): the
  * commands a sender writes, and for each command type the reply its owner sends back.
  */
-export interface Protocol { cmd: { type: string }; replies: object }
+export interface Protocol {
+  cmd: { type: string };
+  replies: object;
+}
 
 /** A topic name bound to its protocol, so that asks on it are typed by their command. */
 export interface Channel<P extends Protocol> {
@@ -44,9 +50,18 @@ export function channel<P extends Protocol>(topic: string): Channel<P> {
 export type Answer<P extends Protocol, C extends { type: string }> = Json<P['replies'][C['type'] & keyof P['replies']]>;
 
 /** One command of a typed ask: its key, the command, and optionally its idempotency key and time. */
-export interface Command<C> { key: string; cmd: C; id?: string; at?: number }
+export interface Command<C> {
+  key: string;
+  cmd: C;
+  id?: string;
+  at?: number;
+}
 
-interface Pending { resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout }
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+  timer?: NodeJS.Timeout;
+}
 
 export class Asker {
   readonly replyTopic: string;
@@ -56,7 +71,11 @@ export class Asker {
   /** Called once per ask with its outcome (metrics). */
   observe?: (topic: string, outcome: 'ok' | 'timeout' | 'failed', seconds: number) => void;
 
-  constructor(private bus: Bus, nodeId: string, private defaultTimeoutMs = 10_000) {
+  constructor(
+    private bus: Bus,
+    nodeId: string,
+    private defaultTimeoutMs = 10_000,
+  ) {
     this.replyTopic = replyTopicOf(nodeId);
   }
 
@@ -69,7 +88,11 @@ export class Asker {
       onBatch: async (batch) => {
         for (const r of batch.records) {
           let msg: ReplyMessage;
-          try { msg = JSON.parse(r.value); } catch { continue; }
+          try {
+            msg = JSON.parse(r.value);
+          } catch {
+            continue;
+          }
           const p = this.pending.get(msg.corr);
           if (!p) continue;
           this.pending.delete(msg.corr);
@@ -89,7 +112,10 @@ export class Asker {
     while (Date.now() < deadline) {
       const corr = `ping-${randomUUID()}`;
       const got = new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => { this.pending.delete(corr); resolve(false); }, 1000);
+        const timer = setTimeout(() => {
+          this.pending.delete(corr);
+          resolve(false);
+        }, 1000);
         this.pending.set(corr, { resolve: () => resolve(true), reject: () => resolve(true), timer });
       });
       await this.bus.send(this.replyTopic, [{ key: corr, value: toJson({ corr, reply: 'pong' }) }]);
@@ -99,18 +125,37 @@ export class Asker {
   }
 
   /** Asks `cmd` of the owner of `key` on the channel's topic; the reply is typed by the command's type. */
-  askTo<P extends Protocol, const C extends P['cmd']>(ch: Channel<P>, key: string, cmd: C, o: { id?: string; at?: number; timeoutMs?: number } = {}): Promise<Answer<P, C>> {
+  askTo<P extends Protocol, const C extends P['cmd']>(
+    ch: Channel<P>,
+    key: string,
+    cmd: C,
+    o: { id?: string; at?: number; timeoutMs?: number } = {},
+  ): Promise<Answer<P, C>> {
     return this.ask<Answer<P, C>>({ topic: ch.topic, key, cmd, id: o.id, at: o.at }, o.timeoutMs);
   }
 
   /** askMany on one channel, typed as askTo. */
-  askManyTo<P extends Protocol, const C extends P['cmd']>(ch: Channel<P>, commands: Command<C>[], timeoutMs = this.defaultTimeoutMs): Promise<Answer<P, C>[]> {
-    return this.askMany<Answer<P, C>>(commands.map((c) => ({ topic: ch.topic, ...c })), timeoutMs);
+  askManyTo<P extends Protocol, const C extends P['cmd']>(
+    ch: Channel<P>,
+    commands: Command<C>[],
+    timeoutMs = this.defaultTimeoutMs,
+  ): Promise<Answer<P, C>[]> {
+    return this.askMany<Answer<P, C>>(
+      commands.map((c) => ({ topic: ch.topic, ...c })),
+      timeoutMs,
+    );
   }
 
   /** askManySettled on one channel, typed as askTo. */
-  askManySettledTo<P extends Protocol, const C extends P['cmd']>(ch: Channel<P>, commands: Command<C>[], timeoutMs = this.defaultTimeoutMs): Promise<PromiseSettledResult<Answer<P, C>>[]> {
-    return this.askManySettled<Answer<P, C>>(commands.map((c) => ({ topic: ch.topic, ...c })), timeoutMs);
+  askManySettledTo<P extends Protocol, const C extends P['cmd']>(
+    ch: Channel<P>,
+    commands: Command<C>[],
+    timeoutMs = this.defaultTimeoutMs,
+  ): Promise<PromiseSettledResult<Answer<P, C>>[]> {
+    return this.askManySettled<Answer<P, C>>(
+      commands.map((c) => ({ topic: ch.topic, ...c })),
+      timeoutMs,
+    );
   }
 
   /** tell on one channel, the commands typed by its protocol. */
@@ -145,14 +190,25 @@ export class Asker {
     const answers = specs.map((s) => {
       const corr = randomUUID();
       const list = byTopic.get(s.topic) ?? [];
-      list.push({ key: s.key, value: envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }), headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic } });
+      list.push({
+        key: s.key,
+        value: envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }),
+        headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic },
+      });
       byTopic.set(s.topic, list);
-      const seen = (outcome: 'ok' | 'timeout' | 'failed') => this.observe?.(s.topic, outcome, Number(process.hrtime.bigint() - started) / 1e9);
+      const seen = (outcome: 'ok' | 'timeout' | 'failed') =>
+        this.observe?.(s.topic, outcome, Number(process.hrtime.bigint() - started) / 1e9);
       return new Promise<R>((resolve, reject) => {
         waiting.push({ corr, spec: s, seen, reject });
         this.pending.set(corr, {
-          resolve: (v: unknown) => { seen('ok'); (resolve as (v: unknown) => void)(v); },
-          reject: (e: Error) => { seen('failed'); reject(e); },
+          resolve: (v: unknown) => {
+            seen('ok');
+            (resolve as (v: unknown) => void)(v);
+          },
+          reject: (e: Error) => {
+            seen('failed');
+            reject(e);
+          },
         });
       });
     });
@@ -187,7 +243,10 @@ export class Asker {
 
   async stop(): Promise<void> {
     await this.consumer?.stop();
-    for (const p of this.pending.values()) { if (p.timer) clearTimeout(p.timer); p.reject(new Error('node stopping')); }
+    for (const p of this.pending.values()) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(new Error('node stopping'));
+    }
     this.pending.clear();
   }
 }

@@ -3,7 +3,10 @@
 export class Backoff {
   private failures = 0;
 
-  constructor(readonly firstMs = 100, readonly maxMs = 5_000) {}
+  constructor(
+    readonly firstMs = 100,
+    readonly maxMs = 5_000,
+  ) {}
 
   /** Failures in a row so far. */
   get attempts(): number {

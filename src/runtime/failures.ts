@@ -7,7 +7,10 @@
 
 /** A kind's projection threw (plain code, no database involved yet): what it was given is at fault. */
 export class ProjectionError extends Error {
-  constructor(readonly kind: string, readonly cause: unknown) {
+  constructor(
+    readonly kind: string,
+    readonly cause: unknown,
+  ) {
     super(`projection of ${kind} threw: ${(cause as Error)?.message ?? String(cause)}`);
   }
 }
@@ -44,7 +47,9 @@ export const REASON_MAX = 1_000;
 /** The reason of a dead letter: `prefix: message (SQLSTATE code)`, one line, without NUL, cut to REASON_MAX. */
 export function reasonOf(prefix: string, err: unknown): string {
   const code = err instanceof ProjectionError ? undefined : sqlStateOf(err);
-  const message = String((err as Error)?.message ?? err).replace(/\s+/g, ' ').trim();
+  const message = String((err as Error)?.message ?? err)
+    .replace(/\s+/g, ' ')
+    .trim();
   return clip(`${prefix}: ${message}${code ? ` (SQLSTATE ${code})` : ''}`, REASON_MAX);
 }
 

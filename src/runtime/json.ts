@@ -7,6 +7,6 @@ export function toJson(value: unknown): string {
   try {
     return JSON.stringify(value);
   } catch {
-    return JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+    return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
   }
 }

@@ -39,12 +39,14 @@ export class KafkaBus implements Bus {
       clientId: opts.clientId,
       brokers: opts.brokers,
       logLevel: logLevel.WARN,
-      logCreator: () => ({ level, log: entry }) => {
-        if (!log) return;
-        const { message, ...rest } = entry;
-        if (level <= logLevel.ERROR) log.error({ kafka: rest }, message);
-        else log.warn({ kafka: rest }, message);
-      },
+      logCreator:
+        () =>
+        ({ level, log: entry }) => {
+          if (!log) return;
+          const { message, ...rest } = entry;
+          if (level <= logLevel.ERROR) log.error({ kafka: rest }, message);
+          else log.warn({ kafka: rest }, message);
+        },
       retry: { initialRetryTime: 100, retries: 8 },
     });
     // Partitions are chosen here (partitionFor) on every record; the partitioner option only silences kafkajs.
@@ -61,7 +63,11 @@ export class KafkaBus implements Bus {
       try {
         await this.admin.createTopics({
           waitForLeaders: true,
-          topics: missing.map((s) => ({ topic: s.topic, numPartitions: s.partitions, replicationFactor: this.opts.replicationFactor ?? 1 })),
+          topics: missing.map((s) => ({
+            topic: s.topic,
+            numPartitions: s.partitions,
+            replicationFactor: this.opts.replicationFactor ?? 1,
+          })),
         });
       } catch (e: any) {
         // Another node created it first: fine, as long as its metadata shows up below.
@@ -89,7 +95,9 @@ export class KafkaBus implements Bus {
   async offsets(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]> {
     await this.started;
     const rows = await this.admin.fetchTopicOffsets(topic);
-    return rows.map((r) => ({ partition: r.partition, low: BigInt(r.low), high: BigInt(r.high) })).sort((a, b) => a.partition - b.partition);
+    return rows
+      .map((r) => ({ partition: r.partition, low: BigInt(r.low), high: BigInt(r.high) }))
+      .sort((a, b) => a.partition - b.partition);
   }
 
   /** Members of a consumer group right now (ops: nothing may own a partition being replayed). */
@@ -108,7 +116,9 @@ export class KafkaBus implements Bus {
   /** A metadata round trip to the cluster, bounded in time. */
   async ping(timeoutMs = 2000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('Kafka did not answer in time')), timeoutMs); });
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('Kafka did not answer in time')), timeoutMs);
+    });
     try {
       await Promise.race([this.started.then(() => this.admin.describeCluster()), timeout]);
     } finally {
@@ -157,12 +167,14 @@ export class KafkaBus implements Bus {
       while (this.queued.length) {
         let take = 0;
         let bytes = 0;
-        while (take < this.queued.length && (take === 0 || bytes + this.queued[take].bytes <= MAX_REQUEST_BYTES)) bytes += this.queued[take++].bytes;
+        while (take < this.queued.length && (take === 0 || bytes + this.queued[take].bytes <= MAX_REQUEST_BYTES))
+          bytes += this.queued[take++].bytes;
         const batch = this.queued.splice(0, take);
         const byTopic = new Map<string, Message[]>();
         for (const q of batch) {
           const list = byTopic.get(q.topic);
-          if (list) list.push(...q.messages); else byTopic.set(q.topic, [...q.messages]);
+          if (list) list.push(...q.messages);
+          else byTopic.set(q.topic, [...q.messages]);
         }
         try {
           await this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
@@ -235,7 +247,10 @@ export class KafkaBus implements Bus {
           if (outcome.retryInMs) {
             const tp = [{ topic: batch.topic, partitions: [batch.partition] }];
             consumer.pause(tp);
-            const timer = setTimeout(() => { retries.delete(timer); consumer.resume(tp); }, outcome.retryInMs);
+            const timer = setTimeout(() => {
+              retries.delete(timer);
+              consumer.resume(tp);
+            }, outcome.retryInMs);
             retries.add(timer);
           }
           return;

@@ -21,7 +21,10 @@ export class MemoryBus implements Bus {
   /** Partitions pausing before a retry (BatchOutcome.retryInMs): woken early by a stop or close. */
   private sleepers = new Set<() => void>();
 
-  constructor(private defaultPartitions = 12, private onError?: (err: unknown, topic: string, partition: number) => void) {}
+  constructor(
+    private defaultPartitions = 12,
+    private onError?: (err: unknown, topic: string, partition: number) => void,
+  ) {}
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
     for (const s of specs) this.log(s.topic, s.partitions);
@@ -95,7 +98,10 @@ export class MemoryBus implements Bus {
       const end = log.base + BigInt(log.records.length);
       if (next >= end) {
         await new Promise<void>((resolve) => {
-          const w = () => { log.waiters.delete(w); resolve(); };
+          const w = () => {
+            log.waiters.delete(w);
+            resolve();
+          };
           log.waiters.add(w);
         });
         continue;
@@ -136,7 +142,11 @@ export class MemoryBus implements Bus {
   /** Waits `ms` (a retry's backoff), or less when the bus closes or a consumer stops. */
   private pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const done = () => { clearTimeout(timer); this.sleepers.delete(done); resolve(); };
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
       const timer = setTimeout(done, ms);
       this.sleepers.add(done);
     });

@@ -26,7 +26,8 @@ export interface WorkerDeps {
   kindFor(topic: string, key: string): ActorKind | undefined;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void; error(o: object, m?: string): void };
   metrics?: {
-    batch(topic: string, records: number, ms: number): void; resync(topic: string, partition: number): void;
+    batch(topic: string, records: number, ms: number): void;
+    resync(topic: string, partition: number): void;
     /** after a commit that wrote `n` snapshots (metrics: snapshot age) */
     snapshots?(topic: string, partition: number, n: number): void;
     deadLetters?(topic: string, n: number): void;
@@ -55,7 +56,10 @@ export const MAX_LIVE_ACTORS = 2_000;
  * last checkpoint, when the oldest unsaved change is `maxAgeMs` old (also on an idle partition),
  * or when unsaved actors reach half of the live-actor bound (unsaved actors are never passivated).
  */
-export interface CheckpointPolicy { everyBatches: number; maxAgeMs: number }
+export interface CheckpointPolicy {
+  everyBatches: number;
+  maxAgeMs: number;
+}
 
 /** Failures of one record committed alone before it is dead-lettered (a second chance against a race). */
 export const POISON_CONFIRMATIONS = 2;
@@ -63,7 +67,11 @@ export const POISON_CONFIRMATIONS = 2;
 export const REPLY_TO = 'reply-to';
 export const CORRELATION = 'corr';
 
-export interface ReplyMessage { corr: string; reply: unknown; error?: string }
+export interface ReplyMessage {
+  corr: string;
+  reply: unknown;
+  error?: string;
+}
 
 interface Item {
   record: InRecord;
@@ -101,7 +109,11 @@ export class PartitionWorker {
   /** Failed batches in a row: the pause before the next attempt (kept across reset()). */
   private failures: Backoff;
 
-  constructor(private deps: WorkerDeps, readonly topic: string, readonly partition: number) {
+  constructor(
+    private deps: WorkerDeps,
+    readonly topic: string,
+    readonly partition: number,
+  ) {
     this.failures = new Backoff(deps.retryBackoff?.firstMs, deps.retryBackoff?.maxMs);
   }
 
@@ -114,7 +126,10 @@ export class PartitionWorker {
     this.dirty.clear();
     this.snapshotAt.clear();
     this.batchesSinceCheckpoint = 0;
-    if (this.idleTimer) { clearTimeout(this.idleTimer); this.idleTimer = null; }
+    if (this.idleTimer) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = null;
+    }
   }
 
   /** Actors changed in memory since their stored snapshot (metrics, tests). */
@@ -177,10 +192,16 @@ export class PartitionWorker {
     const fresh = batch.records.filter((r) => r.offset >= from);
     if (!fresh.length) return { done: true, resumeFrom: this.resumeFrom() };
     if (fresh[0].offset > from) {
-      if (this.soughtTo !== from) { this.soughtTo = from; return { seek: from }; }
+      if (this.soughtTo !== from) {
+        this.soughtTo = from;
+        return { seek: from };
+      }
       // Sought once and still past it: the log no longer holds those records (retention). Go on
       // from what exists, fencing on the stored offset as ever, and say so loudly.
-      d.log.error({ topic: this.topic, partition: this.partition, from: String(from), to: String(fresh[0].offset) }, 'records gone from the log before they were processed');
+      d.log.error(
+        { topic: this.topic, partition: this.partition, from: String(from), to: String(fresh[0].offset) },
+        'records gone from the log before they were processed',
+      );
     } else {
       this.soughtTo = null; // reached: a later reload (a retried batch) may need to seek back here again
     }
@@ -194,7 +215,10 @@ export class PartitionWorker {
     let records = fresh.filter((r) => r.offset >= expected);
     if (!records.length) return { done: true, resumeFrom: this.resumeFrom() };
     if (records[0].offset > expected && this.soughtTo !== expected) {
-      d.log.error({ topic: this.topic, partition: this.partition, from: String(expected), to: String(records[0].offset) }, 'records gone from the log before they were processed');
+      d.log.error(
+        { topic: this.topic, partition: this.partition, from: String(expected), to: String(records[0].offset) },
+        'records gone from the log before they were processed',
+      );
     }
     // Narrowing down a failing record: only the part of the suspect range being tried goes in.
     if (this.suspect && records[0].offset !== this.suspect.start) this.suspect = null;
@@ -225,7 +249,13 @@ export class PartitionWorker {
     const deadLetters: DeadLetterRow[] = [];
     items.forEach((it, i) => {
       const r = results[i];
-      if (it.error) deadLetters.push({ source: `${this.topic}/${this.partition}@${it.record.offset}`, reason: clip(it.error, REASON_MAX), payload: clip(it.record.value), key: clip(it.record.key) });
+      if (it.error)
+        deadLetters.push({
+          source: `${this.topic}/${this.partition}@${it.record.offset}`,
+          reason: clip(it.error, REASON_MAX),
+          payload: clip(it.record.value),
+          key: clip(it.record.key),
+        });
       if (!r) return;
       const decision = r.decision!;
       const id = it.envelope!.id;
@@ -239,7 +269,11 @@ export class PartitionWorker {
       }
     });
 
-    for (const it of items) if (it.dupOf) { it.reply = it.dupOf.reply; it.error = it.dupOf.error; }
+    for (const it of items)
+      if (it.dupOf) {
+        it.reply = it.dupOf.reply;
+        it.error = it.dupOf.error;
+      }
     const next = records[records.length - 1].offset + 1n;
     const checkpoint = this.checkpointDue();
     const snapshots = checkpoint ? this.unsavedSnapshots() : [];
@@ -249,11 +283,23 @@ export class PartitionWorker {
     d.faults?.beforeCommit?.();
     try {
       committed = await d.store.commit({
-        groupId: d.groupId, topic: this.topic, partition: this.partition, expectedNext: expected, next, owner: d.owner,
+        groupId: d.groupId,
+        topic: this.topic,
+        partition: this.partition,
+        expectedNext: expected,
+        next,
+        owner: d.owner,
         replayFrom: checkpoint ? next : this.oldestUnsaved(next),
-        snapshots, inbox, deadLetters,
+        snapshots,
+        inbox,
+        deadLetters,
         effects: async (tx) => {
-          const counted = { execute: (sql: string, params?: unknown[]) => { effects++; return tx.execute(sql, params); } };
+          const counted = {
+            execute: (sql: string, params?: unknown[]) => {
+              effects++;
+              return tx.execute(sql, params);
+            },
+          };
           for (const [kind, list] of applied) {
             try {
               await kind.project(counted, list);
@@ -270,8 +316,11 @@ export class PartitionWorker {
       this.reset();
       // Fenced (another owner moved the partition on): reload at once. Failed for the moment (the
       // store may be down): the same batch is retried after a pause. Failed on its data: narrowed.
-      if (!failed) { this.suspect = null; return { seek: records[0].offset }; }
-      if (classifyCommitFailure(failed.err) === 'transient' || this.poison.has(records[0].offset) && records.length === 1) {
+      if (!failed) {
+        this.suspect = null;
+        return { seek: records[0].offset };
+      }
+      if (classifyCommitFailure(failed.err) === 'transient' || (this.poison.has(records[0].offset) && records.length === 1)) {
         return this.retryLater(records[0].offset, failed.err, 'commit failed');
       }
       return this.narrow(records, failed.err);
@@ -294,7 +343,17 @@ export class PartitionWorker {
     for (const it of items) {
       if (!it.error || it.dupOf) continue;
       const cause = it.error.startsWith('commit failed') ? 'commit' : it.error.startsWith('decider failed') ? 'decide' : 'parse';
-      d.log.error({ topic: this.topic, partition: this.partition, offset: String(it.record.offset), key: clip(it.record.key, 200), reason: it.error, cause }, 'record dead-lettered');
+      d.log.error(
+        {
+          topic: this.topic,
+          partition: this.partition,
+          offset: String(it.record.offset),
+          key: clip(it.record.key, 200),
+          reason: it.error,
+          cause,
+        },
+        'record dead-lettered',
+      );
       d.metrics?.poison?.(this.topic, this.partition, cause);
     }
     // Part of the batch was left out (a failing record is being narrowed down): the rest comes again.
@@ -313,7 +372,10 @@ export class PartitionWorker {
     const where = { topic: this.topic, partition: this.partition, offset: String(at.offset) };
     if (records.length > 1) {
       this.suspect = { start: at.offset, count: records.length, take: Math.ceil(records.length / 2), alone: 0 };
-      d.log.warn({ ...where, records: records.length, err }, 'commit failed on the records\' data; retrying the batch in halves to find the failing record');
+      d.log.warn(
+        { ...where, records: records.length, err },
+        "commit failed on the records' data; retrying the batch in halves to find the failing record",
+      );
       return { seek: at.offset };
     }
     const alone = (this.suspect?.start === at.offset ? this.suspect.alone : 0) + 1;
@@ -340,15 +402,20 @@ export class PartitionWorker {
   /** A failed batch: redelivered from `from` against the store after the backoff's next pause, logged once per pause. */
   private retryLater(from: bigint, err: unknown, what: string): BatchOutcome {
     const retryInMs = this.failures.fail();
-    this.deps.log.error({ err, topic: this.topic, partition: this.partition, offset: String(from), failures: this.failures.attempts, retryInMs },
-      `${what}; retrying from the store in ${retryInMs} ms`);
+    this.deps.log.error(
+      { err, topic: this.topic, partition: this.partition, offset: String(from), failures: this.failures.attempts, retryInMs },
+      `${what}; retrying from the store in ${retryInMs} ms`,
+    );
     this.deps.metrics?.retry?.(this.topic, this.partition, retryInMs);
     return { seek: from, retryInMs };
   }
 
   private poisoned(at: InRecord, err: Error): BatchOutcome {
     const from = this.oldestUnsaved(this.expectedNext!); // = the stored replayFrom: this batch changed nothing yet
-    this.deps.log.error({ err, key: at.key, topic: this.topic, partition: this.partition, offset: String(at.offset) }, 'decider threw; its command will be dead-lettered');
+    this.deps.log.error(
+      { err, key: at.key, topic: this.topic, partition: this.partition, offset: String(at.offset) },
+      'decider threw; its command will be dead-lettered',
+    );
     this.reset();
     this.poison.set(at.offset, reasonOf('decider failed', err));
     return { seek: from };
@@ -370,8 +437,11 @@ export class PartitionWorker {
   private checkpointDue(): boolean {
     const p = this.deps.checkpoint;
     if (!p || !this.dirty.size) return true;
-    return this.batchesSinceCheckpoint + 1 >= p.everyBatches || Date.now() - this.dirtyAt >= p.maxAgeMs
-      || this.dirty.size * 2 >= (this.deps.maxLiveActors ?? MAX_LIVE_ACTORS);
+    return (
+      this.batchesSinceCheckpoint + 1 >= p.everyBatches ||
+      Date.now() - this.dirtyAt >= p.maxAgeMs ||
+      this.dirty.size * 2 >= (this.deps.maxLiveActors ?? MAX_LIVE_ACTORS)
+    );
   }
 
   private unsavedSnapshots(): SnapshotRow[] {
@@ -380,19 +450,28 @@ export class PartitionWorker {
 
   /** After a commit: forget what a checkpoint saved, and make sure an idle partition still saves what it holds. */
   private afterCheckpoint(saved: boolean) {
-    if (saved) { this.dirty.clear(); this.batchesSinceCheckpoint = 0; } else this.batchesSinceCheckpoint++;
+    if (saved) {
+      this.dirty.clear();
+      this.batchesSinceCheckpoint = 0;
+    } else this.batchesSinceCheckpoint++;
     this.armIdleCheckpoint();
   }
 
   private armIdleCheckpoint() {
     const p = this.deps.checkpoint;
     if (!p || !this.dirty.size || this.idleTimer) return;
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = null;
-      if (!this.dirty.size) return;
-      if (Date.now() - this.dirtyAt < p.maxAgeMs) { this.armIdleCheckpoint(); return; }
-      this.flush().catch((err) => this.deps.log.warn({ err, topic: this.topic, partition: this.partition }, 'idle checkpoint failed'));
-    }, Math.max(10, p.maxAgeMs - (Date.now() - this.dirtyAt)));
+    this.idleTimer = setTimeout(
+      () => {
+        this.idleTimer = null;
+        if (!this.dirty.size) return;
+        if (Date.now() - this.dirtyAt < p.maxAgeMs) {
+          this.armIdleCheckpoint();
+          return;
+        }
+        this.flush().catch((err) => this.deps.log.warn({ err, topic: this.topic, partition: this.partition }, 'idle checkpoint failed'));
+      },
+      Math.max(10, p.maxAgeMs - (Date.now() - this.dirtyAt)),
+    );
     this.idleTimer.unref?.();
   }
 
@@ -405,13 +484,25 @@ export class PartitionWorker {
     let ok = false;
     try {
       ok = await d.store.commit({
-        groupId: d.groupId, topic: this.topic, partition: this.partition, expectedNext: next, next, replayFrom: next, owner: d.owner,
-        snapshots, inbox: [], deadLetters: [], effects: async () => undefined,
+        groupId: d.groupId,
+        topic: this.topic,
+        partition: this.partition,
+        expectedNext: next,
+        next,
+        replayFrom: next,
+        owner: d.owner,
+        snapshots,
+        inbox: [],
+        deadLetters: [],
+        effects: async () => undefined,
       });
     } catch (err) {
       d.log.warn({ err, topic: this.topic, partition: this.partition }, 'checkpoint failed; resuming from the store');
     }
-    if (!ok) { this.reset(); return false; }
+    if (!ok) {
+      this.reset();
+      return false;
+    }
     this.afterCheckpoint(true);
     d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
     return true;
@@ -426,7 +517,12 @@ export class PartitionWorker {
     if (!records.length) return;
     const items = records.map((record) => this.parse(record)).filter((it) => it.kind);
     const ids = [...new Set(items.map((it) => it.envelope!.id).filter((x): x is string => !!x))];
-    const facts = await this.deps.store.replayFacts(this.topic, this.partition, ids, items.map((it) => it.record.offset));
+    const facts = await this.deps.store.replayFacts(
+      this.topic,
+      this.partition,
+      ids,
+      items.map((it) => it.record.offset),
+    );
     const run = items.filter((it) => {
       if (facts.poisoned.has(it.record.offset)) return false;
       const id = it.envelope!.id;
@@ -440,7 +536,10 @@ export class PartitionWorker {
       const r = results[i];
       if (r?.error) {
         // It ran without error the first time: a decider that is not deterministic. Loud, not fatal.
-        this.deps.log.error({ err: r.error, key: it.record.key, topic: this.topic, partition: this.partition, offset: String(it.record.offset) }, 'replayed command threw; state may diverge');
+        this.deps.log.error(
+          { err: r.error, key: it.record.key, topic: this.topic, partition: this.partition, offset: String(it.record.offset) },
+          'replayed command threw; state may diverge',
+        );
         return;
       }
       if (r?.decision?.events.length) this.markDirty(it.kind!, it.record.key, it.record.offset);
@@ -453,13 +552,21 @@ export class PartitionWorker {
     items.forEach((it, i) => {
       if (!it.kind || it.reply !== undefined || it.dupOf) return;
       const list = byKey.get(it.record.key);
-      if (list) list.push(i); else byKey.set(it.record.key, [i]);
+      if (list) list.push(i);
+      else byKey.set(it.record.key, [i]);
     });
     const results: (StepResult | null)[] = items.map(() => null);
-    await Promise.all([...byKey].map(async ([key, idx]) => {
-      const out = await this.actors!.sendMany(key, idx.map((i) => ({ envelope: items[i].envelope!, command: items[i].command })));
-      idx.forEach((i, j) => { results[i] = out[j]; });
-    }));
+    await Promise.all(
+      [...byKey].map(async ([key, idx]) => {
+        const out = await this.actors!.sendMany(
+          key,
+          idx.map((i) => ({ envelope: items[i].envelope!, command: items[i].command })),
+        );
+        idx.forEach((i, j) => {
+          results[i] = out[j];
+        });
+      }),
+    );
     return results;
   }
 
@@ -519,9 +626,13 @@ export class PartitionWorker {
       list.push({ key: corr, value: toJson(msg) });
       byTopic.set(to, list);
     }
-    await Promise.all([...byTopic].map(([topic, recs]) => this.deps.bus.send(topic, recs).catch((err) => {
-      this.deps.log.warn({ err, topic }, 'reply not delivered; the asker will retry');
-    })));
+    await Promise.all(
+      [...byTopic].map(([topic, recs]) =>
+        this.deps.bus.send(topic, recs).catch((err) => {
+          this.deps.log.warn({ err, topic }, 'reply not delivered; the asker will retry');
+        }),
+      ),
+    );
   }
 }
 

@@ -2,13 +2,27 @@
 // all written in one transaction together with the effects of a batch.
 import type { StoreTx } from './types.ts';
 
-export interface SnapshotRow { kind: string; key: string; state: unknown }
+export interface SnapshotRow {
+  kind: string;
+  key: string;
+  state: unknown;
+}
 /** A command applied, by idempotency key, with the offset of the record that applied it. */
-export interface InboxRow { key: string; reply: unknown; offset: bigint }
+export interface InboxRow {
+  key: string;
+  reply: unknown;
+  offset: bigint;
+}
 /** A stored snapshot and the partition offset it reflects (every record below it). */
-export interface StoredSnapshot { state: unknown; next: bigint }
+export interface StoredSnapshot {
+  state: unknown;
+  next: bigint;
+}
 /** Where a partition stands: the next record to process, and where to start reading to rebuild actors newer than their snapshots. */
-export interface StoredPosition { next: bigint; replayFrom: bigint }
+export interface StoredPosition {
+  next: bigint;
+  replayFrom: bigint;
+}
 /** What a replay needs to apply exactly what was applied the first time. */
 export interface ReplayFacts {
   /** Per idempotency key found in the inbox: the offset that applied it, when it is of this partition (else null). */
@@ -17,7 +31,12 @@ export interface ReplayFacts {
   poisoned: Set<bigint>;
 }
 /** `key`: the record's key when it came off a topic (what a replay re-sends it with). */
-export interface DeadLetterRow { source: string; reason: string; payload: string; key?: string }
+export interface DeadLetterRow {
+  source: string;
+  reason: string;
+  payload: string;
+  key?: string;
+}
 
 export interface CommitArgs {
   groupId: string;

@@ -40,7 +40,11 @@ export interface SettlementView {
   blame: (string | null)[];
 }
 
-export interface AttemptView { attempt: number; signature: string; lastValidBlockHeight: number }
+export interface AttemptView {
+  attempt: number;
+  signature: string;
+  lastValidBlockHeight: number;
+}
 
 /** What the chain says of one stored signature: null, never seen (not landed). */
 export type SignatureView = { err: unknown; finalized: boolean } | null;
@@ -136,8 +140,11 @@ export function decide(o: Observations): Action[] {
         return [
           { type: 'mark', attempt: last.attempt, outcome: 'failed' },
           {
-            type: 'fail', reason: `settlement transaction failed: ${JSON.stringify(st.err)}`,
-            orders: culpritsOf(st.err, row.blame, o.orders), transactionHash: last.signature, attempt: last.attempt,
+            type: 'fail',
+            reason: `settlement transaction failed: ${JSON.stringify(st.err)}`,
+            orders: culpritsOf(st.err, row.blame, o.orders),
+            transactionHash: last.signature,
+            attempt: last.attempt,
           },
         ];
       }
@@ -153,10 +160,16 @@ export function decide(o: Observations): Action[] {
       why = 'blockhash expired before the transaction landed';
     }
     if (attempts.length >= o.maxAttempts) {
-      return [...out, {
-        type: 'fail', reason: `gave up after ${attempts.length} attempts: ${why}`, orders: [...new Set(o.orders)],
-        transactionHash: last.signature, attempt: last.attempt,
-      }];
+      return [
+        ...out,
+        {
+          type: 'fail',
+          reason: `gave up after ${attempts.length} attempts: ${why}`,
+          orders: [...new Set(o.orders)],
+          transactionHash: last.signature,
+          attempt: last.attempt,
+        },
+      ];
     }
     retrying = { transactionHash: last.signature, attempt: last.attempt, reason: why };
   }
@@ -168,12 +181,21 @@ export function decide(o: Observations): Action[] {
   const limit = cuLimit || null; // null: the shell estimates it from the instructions
   if (o.build === undefined) return observe('build', { cuLimit: limit, cuPrice });
   if (!o.build.ok) {
-    return [...out, {
-      type: 'fail', reason: `settlement transaction cannot be built: ${o.build.error}`, orders: [...new Set(o.orders)],
-      transactionHash: '', attempt: attempts.length,
-    }];
+    return [
+      ...out,
+      {
+        type: 'fail',
+        reason: `settlement transaction cannot be built: ${o.build.error}`,
+        orders: [...new Set(o.orders)],
+        transactionHash: '',
+        attempt: attempts.length,
+      },
+    ];
   }
-  return [...out, { type: 'send', attempt: attempts.length + 1, status: attempts.length ? 'RETRYING' : 'MATCHED', cuLimit: limit, cuPrice }];
+  return [
+    ...out,
+    { type: 'send', attempt: attempts.length + 1, status: attempts.length ? 'RETRYING' : 'MATCHED', cuLimit: limit, cuPrice },
+  ];
 }
 
 /** The most the compute-unit limit of preparatory transactions is multiplied by after failures. */

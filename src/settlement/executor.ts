@@ -39,8 +39,13 @@ import { enqueue } from '../store/outbox.ts';
 import { countSettlement } from '../metrics.ts';
 import { toJson } from '../runtime/json.ts';
 import {
-  MAX_COMPUTE_UNITS, estimateComputeUnits, planAccountCreations, planSettlement, signWithBudget,
-  type Destination, type SettlementTrade,
+  MAX_COMPUTE_UNITS,
+  estimateComputeUnits,
+  planAccountCreations,
+  planSettlement,
+  signWithBudget,
+  type Destination,
+  type SettlementTrade,
 } from '../chain/settlement-tx.ts';
 import { decide, decideCreations, type Action, type Observations, type SignatureView } from './decider.ts';
 
@@ -76,7 +81,11 @@ export interface ExecutorOptions {
 }
 
 /** Preparatory transactions sent for a trade: their signatures, bytes and last valid block height. */
-export interface SentCreations { signatures: string[]; raw: Buffer[]; lastValidBlockHeight: number }
+export interface SentCreations {
+  signatures: string[];
+  raw: Buffer[];
+  lastValidBlockHeight: number;
+}
 
 /**
  * Sends the preparatory transactions that create the `missing` token accounts (idempotently,
@@ -86,7 +95,10 @@ export interface SentCreations { signatures: string[]; raw: Buffer[]; lastValidB
  * left as it is, and nothing else is moved.
  */
 export async function sendAccountCreations(
-  conn: Connection, payer: Keypair, missing: Destination[], o: { cuPrice: bigint; cuFactor?: number },
+  conn: Connection,
+  payer: Keypair,
+  missing: Destination[],
+  o: { cuPrice: bigint; cuFactor?: number },
 ): Promise<SentCreations> {
   const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
   const signatures: string[] = [];
@@ -112,7 +124,8 @@ interface StepLook {
 
 const parseJson = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 /** What the decider reads of a signature status. */
-const viewOf = (st: SignatureStatus | null): SignatureView => (st ? { err: st.err, finalized: st.confirmationStatus === 'finalized' } : null);
+const viewOf = (st: SignatureStatus | null): SignatureView =>
+  st ? { err: st.err, finalized: st.confirmationStatus === 'finalized' } : null;
 
 export class SettlementExecutor {
   private consumer: ConsumerHandle | null = null;
@@ -141,14 +154,18 @@ export class SettlementExecutor {
     if (this.o.fromBus) {
       await this.o.bus.ensureTopics([{ topic: this.o.tradesTopic, partitions: this.o.bus.partitionsOf(this.o.tradesTopic) || 12 }]);
       this.consumer = await this.o.bus.consume({
-        groupId: this.o.groupId, topics: [this.o.tradesTopic], fromBeginning: true,
+        groupId: this.o.groupId,
+        topics: [this.o.tradesTopic],
+        fromBeginning: true,
         onBatch: async (batch) => {
           const rows: { trade_id: string; market: string }[] = [];
           for (const r of batch.records) {
             try {
               const m = tradeMatchedRef.safeParse(JSON.parse(r.value));
               if (m.success) rows.push({ trade_id: m.data.trade.id, market: m.data.market });
-            } catch { /* not ours to judge: the ledger's consumers skip what they cannot read */ }
+            } catch {
+              /* not ours to judge: the ledger's consumers skip what they cannot read */
+            }
           }
           if (rows.length) await this.intake(rows);
           return { done: true };
@@ -157,7 +174,10 @@ export class SettlementExecutor {
     }
     const loop = async () => {
       if (this.stopped) return;
-      this.running = this.tick().then(() => undefined, (err) => this.o.log.error({ err }, 'settlement pass failed; retrying'));
+      this.running = this.tick().then(
+        () => undefined,
+        (err) => this.o.log.error({ err }, 'settlement pass failed; retrying'),
+      );
       await this.running;
       this.running = null;
       if (!this.stopped) this.timer = setTimeout(loop, this.o.pollMs);
@@ -231,7 +251,8 @@ export class SettlementExecutor {
       // 2. observe and decide, with no transaction open
       const look = await this.observe(tradeId, row, conn);
       const actions = look.actions;
-      for (const a of actions) if (a.type === 'invalidate') await this.o.sizeUpdate({ trade_id: tradeId, orders: a.orders, reason: 'settlement failed' });
+      for (const a of actions)
+        if (a.type === 'invalidate') await this.o.sizeUpdate({ trade_id: tradeId, orders: a.orders, reason: 'settlement failed' });
       // 3. record, fenced by the lease
       const held = await this.record(tradeId, row.market, token, actions, look);
       if (!held) {
@@ -256,32 +277,45 @@ export class SettlementExecutor {
     } catch (err) {
       // the trade waits a little (an RPC error before or after the record), and the lease goes
       // back at once if this step still holds it
-      await this.em().execute(
-        `update settlements set next_at = now() + make_interval(secs => ?),
+      await this.em()
+        .execute(
+          `update settlements set next_at = now() + make_interval(secs => ?),
            lease_owner = case when lease_owner = ? then null else lease_owner end,
            lease_until = case when lease_owner = ? then null else lease_until end
          where trade_id = ?`,
-        [Math.max(0.5, this.o.pollMs / 1000 * 4), token, token, tradeId],
-      ).catch(() => undefined);
+          [Math.max(0.5, (this.o.pollMs / 1000) * 4), token, token, tradeId],
+        )
+        .catch(() => undefined);
       throw err;
     }
   }
 
   /** Asks `decide` and makes every look-up it names (RPC or database, no transaction open) until it answers. */
   private async observe(tradeId: string, row: any, conn: Connection): Promise<StepLook & { actions: Action[] }> {
-    const stored: any[] = row.status === 'FAILED' ? [] : await this.em().execute(
-      'select attempt, signature, tx, last_valid_block_height::text from settlement_attempts where trade_id = ? order by attempt', [tradeId],
-    );
+    const stored: any[] =
+      row.status === 'FAILED'
+        ? []
+        : await this.em().execute(
+            'select attempt, signature, tx, last_valid_block_height::text from settlement_attempts where trade_id = ? order by attempt',
+            [tradeId],
+          );
     const trade = row.status === 'FAILED' ? null : await this.trade(this.em(), tradeId);
     const look: StepLook = {
       raw: new Map(stored.map((a) => [a.attempt, Buffer.from(a.tx, 'base64')])),
       trade,
       obs: {
         row: {
-          status: row.status, reconciled: row.reconciled, cuLimit: row.cu_limit, cuPrice: BigInt(row.cu_price),
+          status: row.status,
+          reconciled: row.reconciled,
+          cuLimit: row.cu_limit,
+          cuPrice: BigInt(row.cu_price),
           blame: parseJson(row.culprits) ?? [],
         },
-        attempts: stored.map((a) => ({ attempt: a.attempt, signature: a.signature, lastValidBlockHeight: Number(a.last_valid_block_height) })),
+        attempts: stored.map((a) => ({
+          attempt: a.attempt,
+          signature: a.signature,
+          lastValidBlockHeight: Number(a.last_valid_block_height),
+        })),
         orders: trade ? [trade.taker_order_id, ...trade.maker_orders.map((m) => m.order_id)] : [],
         maxAttempts: this.o.maxAttempts,
       },
@@ -295,12 +329,19 @@ export class SettlementExecutor {
         case 'chain': {
           // the height first: a transaction that did not land before it was read never lands after it
           const height = await conn.getBlockHeight('confirmed');
-          const statuses = (await conn.getSignatureStatuses(o.attempts.map((a) => a.signature), { searchTransactionHistory: true })).value;
+          const statuses = (
+            await conn.getSignatureStatuses(
+              o.attempts.map((a) => a.signature),
+              { searchTransactionHistory: true },
+            )
+          ).value;
           o.chain = { height, statuses: statuses.map(viewOf) };
           break;
         }
         case 'logs': {
-          const got = await conn.getTransaction(o.attempts.at(-1)!.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }).catch(() => null);
+          const got = await conn
+            .getTransaction(o.attempts.at(-1)!.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 })
+            .catch(() => null);
           o.logs = got?.meta?.logMessages ?? [];
           break;
         }
@@ -308,9 +349,16 @@ export class SettlementExecutor {
           if (!look.trade) throw new Error(`trade ${tradeId} is not in the read model yet`);
           const collateral = await this.o.collateralMint();
           if (!collateral) throw new Error('the collateral mint is not known yet');
-          const accounts = { collateralMint: new PublicKey(collateral), delegate: this.o.delegate.publicKey, feeRecipient: this.o.feeRecipient };
-          const plan = look.plan = planSettlement(look.trade, accounts);
-          const infos = await conn.getMultipleAccountsInfo(plan.destinations.map((d) => d.account), 'confirmed');
+          const accounts = {
+            collateralMint: new PublicKey(collateral),
+            delegate: this.o.delegate.publicKey,
+            feeRecipient: this.o.feeRecipient,
+          };
+          const plan = (look.plan = planSettlement(look.trade, accounts));
+          const infos = await conn.getMultipleAccountsInfo(
+            plan.destinations.map((d) => d.account),
+            'confirmed',
+          );
           o.missing = plan.destinations.filter((_, i) => !infos[i]);
           break;
         }
@@ -345,19 +393,30 @@ export class SettlementExecutor {
     const poll = this.o.pollMs / 1000;
     await this.em().transactional(async (em: Em) => {
       const mine = await em.execute(
-        'update settlements set lease_owner = null, lease_until = null where trade_id = ? and lease_owner = ? returning trade_id', [tradeId, token],
+        'update settlements set lease_owner = null, lease_until = null where trade_id = ? and lease_owner = ? returning trade_id',
+        [tradeId, token],
       );
       if (!mine.length) return;
       held = true;
       let nextIn = poll;
-      const report = (status: string, x: { transactionHash: string; attempt: number; reason?: string }) => this.report(em, tradeId, market, status, x);
+      const report = (status: string, x: { transactionHash: string; attempt: number; reason?: string }) =>
+        this.report(em, tradeId, market, status, x);
       for (const a of actions) {
         switch (a.type) {
           case 'mark':
-            await em.execute('update settlement_attempts set outcome = ? where trade_id = ? and attempt = ?', [a.outcome, tradeId, a.attempt]);
+            await em.execute('update settlement_attempts set outcome = ? where trade_id = ? and attempt = ?', [
+              a.outcome,
+              tradeId,
+              a.attempt,
+            ]);
             break;
           case 'landed':
-            await em.execute('update settlements set status = ?, signature = ?, reconciled = ? where trade_id = ?', [a.finalized ? 'CONFIRMED' : 'MINED', a.signature, a.finalized, tradeId]);
+            await em.execute('update settlements set status = ?, signature = ?, reconciled = ? where trade_id = ?', [
+              a.finalized ? 'CONFIRMED' : 'MINED',
+              a.signature,
+              a.finalized,
+              tradeId,
+            ]);
             await em.execute(`update settlement_attempts set outcome = 'landed' where trade_id = ? and attempt = ?`, [tradeId, a.attempt]);
             break;
           case 'report':
@@ -368,7 +427,16 @@ export class SettlementExecutor {
             await em.execute(
               `insert into settlement_attempts (trade_id, attempt, signature, tx, blockhash, last_valid_block_height, cu_limit, cu_price, created_at)
                values (?, ?, ?, ?, ?, ?, ?, ?, now())`,
-              [tradeId, a.attempt, b.signature, b.raw.toString('base64'), b.blockhash, b.lastValidBlockHeight, b.cuLimit, a.cuPrice.toString()],
+              [
+                tradeId,
+                a.attempt,
+                b.signature,
+                b.raw.toString('base64'),
+                b.blockhash,
+                b.lastValidBlockHeight,
+                b.cuLimit,
+                a.cuPrice.toString(),
+              ],
             );
             // Until the trade fails, `culprits` holds the latest attempt's blame list (instruction → order).
             await em.execute(
@@ -388,25 +456,48 @@ export class SettlementExecutor {
           case 'invalidate':
             await em.execute(`update settlements set reconciled = true where trade_id = ? and status = 'FAILED'`, [tradeId]);
             break;
-          case 'observe': case 'resend': case 'prepare': case 'wait':
+          case 'observe':
+          case 'resend':
+          case 'prepare':
+          case 'wait':
             break; // nothing to record: the next step decides again from the chain
         }
       }
-      await em.execute('update settlements set next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?', [nextIn, tradeId]);
+      await em.execute('update settlements set next_at = now() + make_interval(secs => ?), updated_at = now() where trade_id = ?', [
+        nextIn,
+        tradeId,
+      ]);
     });
     return held;
   }
 
   /** Status news for the market's book (through the outbox, in the recording transaction). */
-  private async report(em: Em, tradeId: string, market: string, status: string, o: { transactionHash: string; attempt: number; reason?: string }): Promise<void> {
+  private async report(
+    em: Em,
+    tradeId: string,
+    market: string,
+    status: string,
+    o: { transactionHash: string; attempt: number; reason?: string },
+  ): Promise<void> {
     const now = Date.now();
-    await enqueue(em, [{
-      topic: this.o.bookTopic, key: market,
-      value: envelopeJson<BookProtocol['cmd']>({
-        type: 'UpdateTrade', tradeId, status: status as 'MINED' | 'CONFIRMED' | 'RETRYING' | 'FAILED', now, transactionHash: o.transactionHash, attempt: o.attempt,
-        ...(o.reason ? { reason: o.reason.slice(0, 480) } : {}),
-      }, { id: `settle:${tradeId}:${status}:${o.attempt}`, at: now }),
-    }]);
+    await enqueue(em, [
+      {
+        topic: this.o.bookTopic,
+        key: market,
+        value: envelopeJson<BookProtocol['cmd']>(
+          {
+            type: 'UpdateTrade',
+            tradeId,
+            status: status as 'MINED' | 'CONFIRMED' | 'RETRYING' | 'FAILED',
+            now,
+            transactionHash: o.transactionHash,
+            attempt: o.attempt,
+            ...(o.reason ? { reason: o.reason.slice(0, 480) } : {}),
+          },
+          { id: `settle:${tradeId}:${status}:${o.attempt}`, at: now },
+        ),
+      },
+    ]);
   }
 
   /**
@@ -432,7 +523,8 @@ export class SettlementExecutor {
     }
     if (d.type !== 'create') return;
     const cuFactor = d.cuFactor;
-    if (d.afterFailure) this.o.log.warn({ trade: tradeId, err: d.afterFailure }, 'creating the settlement\'s token accounts failed on chain; sending again');
+    if (d.afterFailure)
+      this.o.log.warn({ trade: tradeId, err: d.afterFailure }, "creating the settlement's token accounts failed on chain; sending again");
     this.prepared.delete(tradeId);
     const again = await sendAccountCreations(conn, this.o.delegate, missing, { cuPrice: this.o.cuPrice, cuFactor });
     this.prepared.set(tradeId, { ...again, cuFactor });
@@ -463,7 +555,8 @@ export class SettlementExecutor {
 
   private async trade(em: Em, tradeId: string): Promise<SettlementTrade | null> {
     const [t] = await em.execute(
-      'select id, taker_order_id, asset_id, side, owner, notional::text, fee::text, match_type, maker_orders from trades where id = ?', [tradeId],
+      'select id, taker_order_id, asset_id, side, owner, notional::text, fee::text, match_type, maker_orders from trades where id = ?',
+      [tradeId],
     );
     if (!t) return null;
     return { ...t, maker_orders: typeof t.maker_orders === 'string' ? JSON.parse(t.maker_orders) : t.maker_orders };

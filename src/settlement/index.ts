@@ -21,10 +21,13 @@ export function delegateKeypair(cfg: Config): Keypair | null {
   try {
     kp = parseKeypair(existsSync(v) ? readFileSync(v, 'utf8') : v);
   } catch (e) {
-    throw new Error(`CLOB_DELEGATE_KEYPAIR is neither a JSON secret-key array nor a file holding one: ${(e as Error).message}`, { cause: e });
+    throw new Error(`CLOB_DELEGATE_KEYPAIR is neither a JSON secret-key array nor a file holding one: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
   const pub = kp.publicKey.toBase58();
-  if (cfg.delegate && cfg.delegate !== pub) throw new Error(`CLOB_DELEGATE (${cfg.delegate}) is not the key of CLOB_DELEGATE_KEYPAIR (${pub})`);
+  if (cfg.delegate && cfg.delegate !== pub)
+    throw new Error(`CLOB_DELEGATE (${cfg.delegate}) is not the key of CLOB_DELEGATE_KEYPAIR (${pub})`);
   return kp;
 }
 
@@ -41,7 +44,8 @@ export function connectionOf(cfg: Config, chain: () => ChainGateway | null, time
     if (!url) return null;
     if (own?.rpcEndpoint !== url) {
       own = new Connection(url, {
-        commitment: 'confirmed', disableRetryOnRateLimit: true,
+        commitment: 'confirmed',
+        disableRetryOnRateLimit: true,
         fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
       });
     }
@@ -50,22 +54,40 @@ export function connectionOf(cfg: Config, chain: () => ChainGateway | null, time
 }
 
 export interface SettlementWiring {
-  cfg: Config; orm: Orm; bus: Bus; log: Logger; url: string; delegate: Keypair;
-  connection: () => Connection | null; collateralMint: () => Promise<string | null>; bookTopic: string; tradesTopic: string;
+  cfg: Config;
+  orm: Orm;
+  bus: Bus;
+  log: Logger;
+  url: string;
+  delegate: Keypair;
+  connection: () => Connection | null;
+  collateralMint: () => Promise<string | null>;
+  bookTopic: string;
+  tradesTopic: string;
 }
 
 export async function startSettlement(w: SettlementWiring): Promise<SettlementExecutor> {
   const ex = new SettlementExecutor({
-    orm: w.orm, bus: w.bus, log: w.log.child({ part: 'settlement' }), connection: w.connection, delegate: w.delegate,
+    orm: w.orm,
+    bus: w.bus,
+    log: w.log.child({ part: 'settlement' }),
+    connection: w.connection,
+    delegate: w.delegate,
     feeRecipient: w.cfg.feeRecipient ? new PublicKey(w.cfg.feeRecipient) : w.delegate.publicKey,
-    collateralMint: w.collateralMint, bookTopic: w.bookTopic, tradesTopic: w.tradesTopic,
+    collateralMint: w.collateralMint,
+    bookTopic: w.bookTopic,
+    tradesTopic: w.tradesTopic,
     groupId: `${w.cfg.topicPrefix}${w.cfg.groupId}.settlement`,
     fromBus: !!w.cfg.databaseUrl, // the ledger relay runs with PostgreSQL; embedded, the executor reads the ledger table
-    maxAttempts: w.cfg.settlementMaxAttempts, cuPrice: BigInt(w.cfg.settlementCuPrice), pollMs: w.cfg.settlementPollMs,
+    maxAttempts: w.cfg.settlementMaxAttempts,
+    cuPrice: BigInt(w.cfg.settlementCuPrice),
+    pollMs: w.cfg.settlementPollMs,
     crashPoint: w.cfg.crashPoints.settlement,
     sizeUpdate: async (body) => {
       const r = await fetch(`${w.url}/v1/orders/size-update`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-token': w.cfg.clobInternalToken }, body: JSON.stringify(body),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-internal-token': w.cfg.clobInternalToken },
+        body: JSON.stringify(body),
       });
       if (!r.ok) throw new Error(`size-update answered ${r.status}: ${await r.text()}`);
     },

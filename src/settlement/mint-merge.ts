@@ -41,7 +41,13 @@ export class MintMerge {
     const yes = market.yes_token_id as string;
     const no = market.no_token_id as string;
     // mint spends collateral; merge spends the YES and the NO tokens
-    const spends = op === 'mint' ? [{ asset: 'collateral', mint: collateral }] : [{ asset: yes, mint: yes }, { asset: no, mint: no }];
+    const spends =
+      op === 'mint'
+        ? [{ asset: 'collateral', mint: collateral }]
+        : [
+            { asset: yes, mint: yes },
+            { asset: no, mint: no },
+          ];
     const id = `${op}:${randomUUID()}`;
     const delegate = this.d.delegate.publicKey.toBase58();
     const held: string[] = [];
@@ -49,18 +55,39 @@ export class MintMerge {
       for (const s of spends) {
         const h = await chain.holding(wallet, s.mint);
         if (h.delegate !== delegate || h.delegatedAmount < amount) {
-          throw invalid('allowance', `the delegate ${delegate} may not move ${amount} of ${s.asset === 'collateral' ? 'collateral' : s.asset} (allowance ${h.delegate === delegate ? h.delegatedAmount : 0n}); set it with the allowance tool`);
+          throw invalid(
+            'allowance',
+            `the delegate ${delegate} may not move ${amount} of ${s.asset === 'collateral' ? 'collateral' : s.asset} (allowance ${h.delegate === delegate ? h.delegatedAmount : 0n}); set it with the allowance tool`,
+          );
         }
         const orderId = `${id}:${s.asset}`;
-        const r = await this.d.asker.askTo(this.wallet, wallet,
-          { type: 'Reserve', orderId, asset: s.asset, amount: amount.toString(), market: market.condition_id, balance: { amount: h.amount.toString(), slot: h.slot }, holdMs: 120_000 },
-          { id: `reserve:${orderId}` });
+        const r = await this.d.asker.askTo(
+          this.wallet,
+          wallet,
+          {
+            type: 'Reserve',
+            orderId,
+            asset: s.asset,
+            amount: amount.toString(),
+            market: market.condition_id,
+            balance: { amount: h.amount.toString(), slot: h.slot },
+            holdMs: 120_000,
+          },
+          { id: `reserve:${orderId}` },
+        );
         if (!r.ok) throw invalid('INSUFFICIENT_BALANCE', r.message ?? 'amount exceeds the unreserved balance');
         held.push(orderId);
       }
-      const accounts = { collateralMint: new PublicKey(collateral), delegate: this.d.delegate.publicKey, feeRecipient: this.d.delegate.publicKey };
+      const accounts = {
+        collateralMint: new PublicKey(collateral),
+        delegate: this.d.delegate.publicKey,
+        feeRecipient: this.d.delegate.publicKey,
+      };
       const owner = new PublicKey(wallet);
-      const ixs = op === 'mint' ? planMint(owner, new PublicKey(yes), new PublicKey(no), amount, accounts) : planMerge(owner, new PublicKey(yes), new PublicKey(no), amount, accounts);
+      const ixs =
+        op === 'mint'
+          ? planMint(owner, new PublicKey(yes), new PublicKey(no), amount, accounts)
+          : planMerge(owner, new PublicKey(yes), new PublicKey(no), amount, accounts);
       const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash('confirmed');
       const signed = signWithBudget(this.d.delegate, ixs, { blockhash, cuLimit: estimateComputeUnits(ixs), cuPrice: this.d.cuPrice });
       let signature: string;
@@ -71,10 +98,18 @@ export class MintMerge {
       }
       const conf = await conn.confirmTransaction({ signature, blockhash, lastValidBlockHeight }, 'confirmed');
       if (conf.value.err) throw invalid('transaction_failed', `${op}_tokens failed: ${JSON.stringify(conf.value.err)}`);
-      return { success: true, operation: `${op}_tokens`, market: market.condition_id, amount: amount.toString(), transaction_hash: signature };
+      return {
+        success: true,
+        operation: `${op}_tokens`,
+        market: market.condition_id,
+        amount: amount.toString(),
+        transaction_hash: signature,
+      };
     } finally {
       for (const orderId of held) {
-        await this.d.asker.askTo(this.wallet, wallet, { type: 'Release', orderId, reason: 'done' }, { id: `release:${orderId}` }).catch(() => undefined);
+        await this.d.asker
+          .askTo(this.wallet, wallet, { type: 'Release', orderId, reason: 'done' }, { id: `release:${orderId}` })
+          .catch(() => undefined);
       }
     }
   }

@@ -6,16 +6,29 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { dirname, resolve } from 'node:path';
 
 export class DataDirBusy extends Error {
-  constructor(readonly dir: string, readonly pid: number) {
-    super(`the embedded database ${dir} is in use by process ${pid} (PGlite allows one process; stop it, or give this one DATA_DIR or DATABASE_URL)`);
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `the embedded database ${dir} is in use by process ${pid} (PGlite allows one process; stop it, or give this one DATA_DIR or DATABASE_URL)`,
+    );
   }
 }
 
-export interface DataDirLock { path: string; release(): void }
+export interface DataDirLock {
+  path: string;
+  release(): void;
+}
 
 const alive = (pid: number) => {
   if (!Number.isInteger(pid) || pid <= 0) return false;
-  try { process.kill(pid, 0); return true; } catch (e: any) { return e?.code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e: any) {
+    return e?.code === 'EPERM';
+  }
 };
 
 /** Takes `<dir>.lock` for this process, or throws DataDirBusy naming the live owner. */
@@ -29,7 +42,11 @@ export function lockDataDir(dir: string): DataDirLock {
     } catch (e: any) {
       if (e?.code !== 'EEXIST') throw e;
       let owner = NaN;
-      try { owner = Number(readFileSync(path, 'utf8').trim()); } catch { /* removed meanwhile: try again */ }
+      try {
+        owner = Number(readFileSync(path, 'utf8').trim());
+      } catch {
+        /* removed meanwhile: try again */
+      }
       if (owner === process.pid) throw new DataDirBusy(dir, owner); // opened twice in one process
       if (alive(owner)) throw new DataDirBusy(dir, owner);
       rmSync(path, { force: true }); // its owner is gone: a stale lock
@@ -43,7 +60,11 @@ export function lockDataDir(dir: string): DataDirLock {
       release() {
         if (released) return;
         released = true;
-        try { if (Number(readFileSync(path, 'utf8').trim()) === process.pid) rmSync(path, { force: true }); } catch { /* gone already */ }
+        try {
+          if (Number(readFileSync(path, 'utf8').trim()) === process.pid) rmSync(path, { force: true });
+        } catch {
+          /* gone already */
+        }
       },
     };
   }

@@ -25,8 +25,14 @@ export const Parlay = defineEntity({
   },
   indexes: [
     // SPEC 2.2: lookups by (user_wallet, status), wallets compared case-insensitively; by (status, newest first).
-    { name: 'parlays_wallet_status_idx', expression: 'create index "parlays_wallet_status_idx" on "parlays" (lower("user_wallet"), "status", "created_at" desc)' },
-    { name: 'parlays_status_created_idx', expression: 'create index "parlays_status_created_idx" on "parlays" ("status", "created_at" desc)' },
+    {
+      name: 'parlays_wallet_status_idx',
+      expression: 'create index "parlays_wallet_status_idx" on "parlays" (lower("user_wallet"), "status", "created_at" desc)',
+    },
+    {
+      name: 'parlays_status_created_idx',
+      expression: 'create index "parlays_status_created_idx" on "parlays" ("status", "created_at" desc)',
+    },
     { name: 'parlays_created_idx', expression: 'create index "parlays_created_idx" on "parlays" ("created_at" desc)' },
   ],
 });
@@ -44,9 +50,7 @@ export const ParlayLeg = defineEntity({
     status: p.string().length(16),
     resolvedAt: p.datetime().fieldName('resolved_at').nullable(),
   },
-  uniques: [
-    { name: 'parlay_legs_parlay_market_uniq', properties: ['parlayId', 'onChainMarketId'] },
-  ],
+  uniques: [{ name: 'parlay_legs_parlay_market_uniq', properties: ['parlayId', 'onChainMarketId'] }],
   indexes: [{ name: 'parlay_legs_market_status_idx', properties: ['onChainMarketId', 'status'] }],
 });
 
@@ -287,7 +291,9 @@ export const Trade = defineEntity({
     transactionHash: p.string().fieldName('transaction_hash').default(''),
     makerOrders: p.json().fieldName('maker_orders'),
   },
-  indexes: [{ name: 'trades_market_time_idx', expression: 'create index "trades_market_time_idx" on "trades" ("market", "match_time" desc)' }],
+  indexes: [
+    { name: 'trades_market_time_idx', expression: 'create index "trades_market_time_idx" on "trades" ("market", "match_time" desc)' },
+  ],
 });
 
 /** Who took part in a trade, for the caller-scoped trade reads. */
@@ -302,7 +308,12 @@ export const TradeParty = defineEntity({
     assetId: p.string().fieldName('asset_id'),
     matchTime: p.datetime().fieldName('match_time'),
   },
-  indexes: [{ name: 'trade_parties_address_time_idx', expression: 'create index "trade_parties_address_time_idx" on "trade_parties" ("address_lc", "match_time" desc)' }],
+  indexes: [
+    {
+      name: 'trade_parties_address_time_idx',
+      expression: 'create index "trade_parties_address_time_idx" on "trade_parties" ("address_lc", "match_time" desc)',
+    },
+  ],
 });
 
 /** The public ledger, per market and topic with a gap-free `seq`: published to ledger.orders /
@@ -321,7 +332,12 @@ export const LedgerMessage = defineEntity({
     at: p.datetime(),
     published: p.boolean().default(false),
   },
-  indexes: [{ name: 'ledger_messages_unpublished_idx', expression: 'create index "ledger_messages_unpublished_idx" on "ledger_messages" ("market", "topic", "seq") where not "published"' }],
+  indexes: [
+    {
+      name: 'ledger_messages_unpublished_idx',
+      expression: 'create index "ledger_messages_unpublished_idx" on "ledger_messages" ("market", "topic", "seq") where not "published"',
+    },
+  ],
 });
 
 /** A curated combo (issue 7): figures as of its last refresh; legs in parlay_template_legs. */
@@ -405,7 +421,12 @@ export const Settlement = defineEntity({
     createdAt: p.datetime().fieldName('created_at'),
     updatedAt: p.datetime().fieldName('updated_at'),
   },
-  indexes: [{ name: 'settlements_pending_idx', expression: `create index "settlements_pending_idx" on "settlements" ("next_at") where "status" not in ('CONFIRMED', 'FAILED') or not "reconciled"` }],
+  indexes: [
+    {
+      name: 'settlements_pending_idx',
+      expression: `create index "settlements_pending_idx" on "settlements" ("next_at") where "status" not in ('CONFIRMED', 'FAILED') or not "reconciled"`,
+    },
+  ],
 });
 
 /** One signed settlement transaction, stored before it is sent. */
@@ -445,7 +466,12 @@ export const ClobHeartbeat = defineEntity({
     cancelled: p.integer().default(0),
     createdAt: p.datetime().fieldName('created_at'),
   },
-  indexes: [{ name: 'clob_heartbeats_due_idx', expression: `create index "clob_heartbeats_due_idx" on "clob_heartbeats" ("expires_at") where "state" in ('armed', 'expiring')` }],
+  indexes: [
+    {
+      name: 'clob_heartbeats_due_idx',
+      expression: `create index "clob_heartbeats_due_idx" on "clob_heartbeats" ("expires_at") where "state" in ('armed', 'expiring')`,
+    },
+  ],
 });
 
 /** Persisted cursors of the ops CLI's long commands (src/cli/jobs.ts). */
@@ -475,4 +501,30 @@ export const OpsJobItem = defineEntity({
   },
 });
 
-export const entities = [LedgerMessage, OpenOrder, Trade, TradeParty, Outbox, Parlay, ParlayLeg, Vault, ProgramConfig, AppUser, CommandInbox, DeadLetter, ParlayEventIdentity, ConsumerOffset, ActorSnapshot, Market, AuthSignIn, ParlayTemplate, ParlayTemplateLeg, ParlaySuggestions, Settlement, SettlementAttempt, ClobHeartbeat, OpsJob, OpsJobItem];
+export const entities = [
+  LedgerMessage,
+  OpenOrder,
+  Trade,
+  TradeParty,
+  Outbox,
+  Parlay,
+  ParlayLeg,
+  Vault,
+  ProgramConfig,
+  AppUser,
+  CommandInbox,
+  DeadLetter,
+  ParlayEventIdentity,
+  ConsumerOffset,
+  ActorSnapshot,
+  Market,
+  AuthSignIn,
+  ParlayTemplate,
+  ParlayTemplateLeg,
+  ParlaySuggestions,
+  Settlement,
+  SettlementAttempt,
+  ClobHeartbeat,
+  OpsJob,
+  OpsJobItem,
+];

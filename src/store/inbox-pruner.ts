@@ -42,20 +42,30 @@ export class InboxPruner {
   private loop: WakeLoop;
   private pruned = 0;
 
-  constructor(db: () => Db, private o: InboxPrunerOptions) {
+  constructor(
+    db: () => Db,
+    private o: InboxPrunerOptions,
+  ) {
     const batch = o.batch ?? 5_000;
-    this.loop = new WakeLoop(async () => {
-      const n = await pruneInbox(db(), o.retentionMs, batch);
-      this.pruned += n;
-      if (n < batch && this.pruned) {
-        o.log.info({ rows: this.pruned }, 'command inbox pruned');
-        this.pruned = 0;
-      }
-      return n >= batch;
-    }, { idleMs: o.everyMs, gapMs: 0, onError: (err) => o.log.warn({ err }, 'command inbox prune failed; next pass later') });
+    this.loop = new WakeLoop(
+      async () => {
+        const n = await pruneInbox(db(), o.retentionMs, batch);
+        this.pruned += n;
+        if (n < batch && this.pruned) {
+          o.log.info({ rows: this.pruned }, 'command inbox pruned');
+          this.pruned = 0;
+        }
+        return n >= batch;
+      },
+      { idleMs: o.everyMs, gapMs: 0, onError: (err) => o.log.warn({ err }, 'command inbox prune failed; next pass later') },
+    );
   }
 
-  start(): void { this.loop.start(); }
+  start(): void {
+    this.loop.start();
+  }
 
-  stop(): Promise<void> { return this.loop.stop(); }
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
 }

@@ -68,7 +68,9 @@ export class NotifyListener {
     client?.end().catch(() => undefined);
     if (this.closed) return;
     if (wasLive) this.o.log.warn({ err }, `notifications of ${this.o.channel}: connection lost; reconnecting`);
-    setTimeout(() => { if (!this.closed && !this.client) this.connect().catch((e) => this.lost(e)); }, this.o.reconnectMs ?? 1000).unref();
+    setTimeout(() => {
+      if (!this.closed && !this.client) this.connect().catch((e) => this.lost(e));
+    }, this.o.reconnectMs ?? 1000).unref();
   }
 
   /**

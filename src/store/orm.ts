@@ -22,7 +22,14 @@ export async function openOrm(opts: DbOptions): Promise<Orm> {
   const common = {
     entities,
     extensions: [Migrator],
-    migrations: { migrationsList, transactional: true, allOrNothing: true, tableName: 'mikro_orm_migrations', silent: true, snapshot: false },
+    migrations: {
+      migrationsList,
+      transactional: true,
+      allOrNothing: true,
+      tableName: 'mikro_orm_migrations',
+      silent: true,
+      snapshot: false,
+    },
     debug: opts.debug ?? false,
     discovery: { warnWhenNoEntities: true },
     allowGlobalContext: false,

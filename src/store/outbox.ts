@@ -7,7 +7,11 @@ import type { Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
 import { WakeLoop } from './wake-loop.ts';
 
-export interface OutboxMessage { topic: string; key: string; value: string }
+export interface OutboxMessage {
+  topic: string;
+  key: string;
+  value: string;
+}
 
 export async function enqueue(tx: StoreTx, messages: OutboxMessage[]): Promise<void> {
   if (!messages.length) return;
@@ -26,8 +30,19 @@ export class OutboxRelay {
    * Drains when poked after a commit that wrote to the outbox (at most every `gapMs`), and every
    * `idleMs` for rows another node committed and could not send.
    */
-  constructor(private orm: Orm, private bus: Bus, private log: { error(o: object, m?: string): void }, idleMs = 500, private batch = 500, gapMs = 50) {
-    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.batch, { idleMs, gapMs, onError: (err) => this.log.error({ err }, 'outbox relay failed; retrying') });
+  constructor(
+    private orm: Orm,
+    private bus: Bus,
+    private log: { error(o: object, m?: string): void },
+    idleMs = 500,
+    private batch = 500,
+    gapMs = 50,
+  ) {
+    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.batch, {
+      idleMs,
+      gapMs,
+      onError: (err) => this.log.error({ err }, 'outbox relay failed; retrying'),
+    });
   }
 
   start(): void {
@@ -47,7 +62,8 @@ export class OutboxRelay {
       return await (this.orm.em.fork() as any).transactional(async (em: any) => {
         const rows: { id: string; topic: string; key: string; value: string }[] = await em.execute(
           // order by the bigint column, not the text alias (which would put id 10 before 9)
-          'select id::text, topic, key, value from outbox order by outbox.id limit ? for update skip locked', [this.batch],
+          'select id::text, topic, key, value from outbox order by outbox.id limit ? for update skip locked',
+          [this.batch],
         );
         if (!rows.length) return 0;
         const byTopic = new Map<string, OutRecord[]>();

@@ -16,13 +16,17 @@ export function openReader(orm: Orm, databaseUrl: string | undefined, poolMax = 
     const pool = new pg.Pool({ connectionString: databaseUrl, max: poolMax });
     pool.on('error', () => undefined); // an idle client that lost its server is dropped; the next query opens another
     return {
-      async query(name, text, values) { return (await pool.query({ name, text, values })).rows; },
+      async query(name, text, values) {
+        return (await pool.query({ name, text, values })).rows;
+      },
       close: () => pool.end(),
     };
   }
   const client = () => (orm.em.getConnection() as any).getClient();
   return {
-    async query(_name, text, values) { return (await client().executeQuery(CompiledQuery.raw(text, values))).rows; },
+    async query(_name, text, values) {
+      return (await client().executeQuery(CompiledQuery.raw(text, values))).rows;
+    },
     close: async () => undefined,
   };
 }

@@ -28,8 +28,12 @@ export class SqlRuntimeStore implements RuntimeStore {
    * index pages at once. A group that fails (one member fenced, or any error) was rolled back whole
    * and each member then commits alone, so a member's outcome never depends on another's.
    */
-  constructor(private orm: Orm, private commitsInFlight = 2) {
-    this.multiStatement = orm.config.get('driver')?.name !== 'PgliteDriver' && !/pglite/i.test(String(orm.em.getPlatform().constructor.name));
+  constructor(
+    private orm: Orm,
+    private commitsInFlight = 2,
+  ) {
+    this.multiStatement =
+      orm.config.get('driver')?.name !== 'PgliteDriver' && !/pglite/i.test(String(orm.em.getPlatform().constructor.name));
   }
 
   private em() {
@@ -42,12 +46,19 @@ export class SqlRuntimeStore implements RuntimeStore {
   }
 
   async loadOffset(groupId: string, topic: string, partition: number): Promise<bigint | null> {
-    const rows = await this.run('select next_offset::text as n from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
+    const rows = await this.run('select next_offset::text as n from consumer_offsets where group_id = ? and topic = ? and partition = ?', [
+      groupId,
+      topic,
+      partition,
+    ]);
     return rows.length ? BigInt(rows[0].n) : null;
   }
 
   async loadPosition(groupId: string, topic: string, partition: number): Promise<StoredPosition | null> {
-    const rows = await this.run('select next_offset::text as n, replay_from::text as r from consumer_offsets where group_id = ? and topic = ? and partition = ?', [groupId, topic, partition]);
+    const rows = await this.run(
+      'select next_offset::text as n, replay_from::text as r from consumer_offsets where group_id = ? and topic = ? and partition = ?',
+      [groupId, topic, partition],
+    );
     if (!rows.length) return null;
     const next = BigInt(rows[0].n);
     const from = rows[0].r === null || rows[0].r === undefined ? next : BigInt(rows[0].r);
@@ -70,7 +81,9 @@ export class SqlRuntimeStore implements RuntimeStore {
     // its last ANALYZE was scanned whole for every batch.
     const rows = await this.run(
       `select s.key, s.state, s.next_offset::text as n from unnest(array[?]::text[]) as k(key)
-       cross join lateral (select key, state, next_offset from actor_snapshots where kind = ? and key = k.key limit 1) s`, [keys, kind]);
+       cross join lateral (select key, state, next_offset from actor_snapshots where kind = ? and key = k.key limit 1) s`,
+      [keys, kind],
+    );
     for (const r of rows) out.set(r.key, { state: typeof r.state === 'string' ? JSON.parse(r.state) : r.state, next: BigInt(r.n) });
     return out;
   }
@@ -79,7 +92,10 @@ export class SqlRuntimeStore implements RuntimeStore {
     const appliedAt = new Map<string, bigint | null>();
     const poisoned = new Set<bigint>();
     if (ids.length) {
-      const rows = await this.run('select key, source_topic as t, source_partition as p, source_offset::text as o from command_inbox where key in (?)', [ids]);
+      const rows = await this.run(
+        'select key, source_topic as t, source_partition as p, source_offset::text as o from command_inbox where key in (?)',
+        [ids],
+      );
       for (const r of rows) appliedAt.set(r.key, r.t === topic && Number(r.p) === partition && r.o !== null ? BigInt(r.o) : null);
     }
     if (offsets.length) {
@@ -101,7 +117,12 @@ export class SqlRuntimeStore implements RuntimeStore {
   }
 
   async deadLetter(row: DeadLetterRow): Promise<void> {
-    await this.run(INSERT_DEAD_LETTER, [clip(row.source), clip(row.reason), clip(row.payload), row.key === undefined ? null : clip(row.key)]);
+    await this.run(INSERT_DEAD_LETTER, [
+      clip(row.source),
+      clip(row.reason),
+      clip(row.payload),
+      row.key === undefined ? null : clip(row.key),
+    ]);
   }
 
   /**
@@ -113,14 +134,29 @@ export class SqlRuntimeStore implements RuntimeStore {
   async commit(a: CommitArgs): Promise<boolean> {
     const platform = this.orm.em.getPlatform();
     const statements: string[] = [];
-    const push = (sql: string, params: unknown[] = []) => { statements.push(formatQuery(platform as any, sql, params)); };
+    const push = (sql: string, params: unknown[] = []) => {
+      statements.push(formatQuery(platform as any, sql, params));
+    };
     push(
       `with moved as (update consumer_offsets set next_offset = ?, replay_from = ?, owner = ?, updated_at = now()
          where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
        select (case when (select count(*) from moved) = 1 then '1' else '${FENCED}' end)::int as fenced_unless_one`,
-      [a.next.toString(), a.replayFrom < a.next ? a.replayFrom.toString() : null, a.owner, a.groupId, a.topic, a.partition, a.expectedNext.toString()],
+      [
+        a.next.toString(),
+        a.replayFrom < a.next ? a.replayFrom.toString() : null,
+        a.owner,
+        a.groupId,
+        a.topic,
+        a.partition,
+        a.expectedNext.toString(),
+      ],
     );
-    await a.effects({ execute: async (sql, params) => { push(sql, params ?? []); return []; } });
+    await a.effects({
+      execute: async (sql, params) => {
+        push(sql, params ?? []);
+        return [];
+      },
+    });
     if (a.snapshots.length) {
       push(
         `insert into actor_snapshots (kind, key, state, topic, partition, next_offset, updated_at)
@@ -138,7 +174,8 @@ export class SqlRuntimeStore implements RuntimeStore {
         [a.topic, a.partition, toJson(a.inbox.map((r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() })))],
       );
     }
-    for (const d of a.deadLetters) push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
+    for (const d of a.deadLetters)
+      push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
     if (this.multiStatement) {
       const sql = statements.join(';\n');
       return new Promise<boolean>((resolve, reject) => {
@@ -147,7 +184,9 @@ export class SqlRuntimeStore implements RuntimeStore {
       });
     }
     try {
-      await this.em().transactional(async (em: Em) => { for (const sql of statements) await em.execute(sql); });
+      await this.em().transactional(async (em: Em) => {
+        for (const sql of statements) await em.execute(sql);
+      });
       return true;
     } catch (e) {
       if (isFenced(e)) return false;
@@ -160,10 +199,14 @@ export class SqlRuntimeStore implements RuntimeStore {
     while (this.inFlight < this.commitsInFlight && this.waiting.length) {
       let take = 0;
       let chars = 0;
-      while (take < this.waiting.length && (take === 0 || chars + this.waiting[take].sql.length <= GROUP_MAX_CHARS)) chars += this.waiting[take++].sql.length;
+      while (take < this.waiting.length && (take === 0 || chars + this.waiting[take].sql.length <= GROUP_MAX_CHARS))
+        chars += this.waiting[take++].sql.length;
       const group = this.waiting.splice(0, take);
       this.inFlight++;
-      void this.commitGroup(group).finally(() => { this.inFlight--; this.pump(); });
+      void this.commitGroup(group).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
     }
   }
 
@@ -190,7 +233,11 @@ export class SqlRuntimeStore implements RuntimeStore {
   }
 }
 
-interface PendingCommit { sql: string; resolve(ok: boolean): void; reject(e: unknown): void }
+interface PendingCommit {
+  sql: string;
+  resolve(ok: boolean): void;
+  reject(e: unknown): void;
+}
 
 /** A group transaction's SQL stays under this many characters (a big book snapshot goes alone). */
 const GROUP_MAX_CHARS = 4_000_000;
@@ -207,6 +254,5 @@ function isFenced(e: any): boolean {
 }
 
 /** A dead letter's text without NUL bytes (PostgreSQL's text refuses them: the dead letter itself would fail). */
-const INSERT_DEAD_LETTER = 'insert into dead_letters (source, reason, payload, record_key, created_at) values (?, ?, ?, ?, now()) on conflict (source) do nothing';
-
-
+const INSERT_DEAD_LETTER =
+  'insert into dead_letters (source, reason, payload, record_key, created_at) values (?, ?, ?, ?, now()) on conflict (source) do nothing';

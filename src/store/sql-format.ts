@@ -17,14 +17,30 @@ export function formatQuery(platform: Platform, sql: string, params: readonly un
   let pos = 0;
   let out = '';
   if (sql.startsWith('?')) {
-    if (sql[1] === '?') { out += platform.quoteIdentifier(params[j++]); pos = 2; } else { out += value(params[j++]); pos = 1; }
+    if (sql[1] === '?') {
+      out += platform.quoteIdentifier(params[j++]);
+      pos = 2;
+    } else {
+      out += value(params[j++]);
+      pos = 1;
+    }
   }
   while (pos < sql.length) {
     const idx = sql.indexOf('?', pos + 1);
-    if (idx === -1) { out += sql.substring(pos); break; }
-    if (sql.substring(idx - 1, idx + 1) === '\\?') { out += sql.substring(pos, idx - 1) + '?'; pos = idx + 1; }
-    else if (sql.substring(idx, idx + 2) === '??') { out += sql.substring(pos, idx) + platform.quoteIdentifier(params[j++]); pos = idx + 2; }
-    else { out += sql.substring(pos, idx) + value(params[j++]); pos = idx + 1; }
+    if (idx === -1) {
+      out += sql.substring(pos);
+      break;
+    }
+    if (sql.substring(idx - 1, idx + 1) === '\\?') {
+      out += sql.substring(pos, idx - 1) + '?';
+      pos = idx + 1;
+    } else if (sql.substring(idx, idx + 2) === '??') {
+      out += sql.substring(pos, idx) + platform.quoteIdentifier(params[j++]);
+      pos = idx + 2;
+    } else {
+      out += sql.substring(pos, idx) + value(params[j++]);
+      pos = idx + 1;
+    }
   }
   return out;
 }

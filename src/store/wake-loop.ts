@@ -1,6 +1,10 @@
 // A background drain that runs when poked (coalesced: at most one run every `gapMs`), at once again
 // while a run reports more work, and otherwise every `idleMs` (for what other nodes left behind).
-export interface WakeLoopOptions { idleMs: number; gapMs: number; onError(err: unknown): void }
+export interface WakeLoopOptions {
+  idleMs: number;
+  gapMs: number;
+  onError(err: unknown): void;
+}
 
 export class WakeLoop {
   private timer: NodeJS.Timeout | null = null;
@@ -13,7 +17,10 @@ export class WakeLoop {
   private current: Promise<void> | null = null;
 
   /** `work` resolves to true when it left more to do. */
-  constructor(private work: () => Promise<boolean>, private o: WakeLoopOptions) {}
+  constructor(
+    private work: () => Promise<boolean>,
+    private o: WakeLoopOptions,
+  ) {}
 
   start(): void {
     this.stopped = false;
@@ -23,7 +30,10 @@ export class WakeLoop {
   /** Something to drain was just committed: run soon. */
   poke(): void {
     if (this.stopped) return;
-    if (this.running) { this.poked = true; return; }
+    if (this.running) {
+      this.poked = true;
+      return;
+    }
     this.schedule(this.lastStart + this.o.gapMs - Date.now());
   }
 
@@ -35,7 +45,12 @@ export class WakeLoop {
     this.timer = null;
     if (!this.current) return Promise.resolve();
     let t: NodeJS.Timeout | undefined;
-    return Promise.race([this.current, new Promise<void>((r) => { t = setTimeout(r, waitMs); })]).finally(() => clearTimeout(t));
+    return Promise.race([
+      this.current,
+      new Promise<void>((r) => {
+        t = setTimeout(r, waitMs);
+      }),
+    ]).finally(() => clearTimeout(t));
   }
 
   private schedule(ms: number): void {
@@ -55,8 +70,14 @@ export class WakeLoop {
     this.lastStart = Date.now();
     let more = false;
     let done!: () => void;
-    this.current = new Promise<void>((r) => { done = r; });
-    try { more = await this.work(); } catch (err) { this.o.onError(err); }
+    this.current = new Promise<void>((r) => {
+      done = r;
+    });
+    try {
+      more = await this.work();
+    } catch (err) {
+      this.o.onError(err);
+    }
     this.running = false;
     this.current = null;
     done();

@@ -45,7 +45,12 @@ export function outcomeBidAsk(q: BookQuote, outcome: Outcome, mintMerge: boolean
  * micro rounds up), else the last trade price (seen from the selected outcome), else the catalog's
  * reference price (of YES; 1 − it for NO); null when there is none of them.
  */
-export function legProbability(q: BookQuote | null, m: LegMarket, outcome: Outcome, mintMerge: boolean): { probability: number; source: ProbabilitySource } | null {
+export function legProbability(
+  q: BookQuote | null,
+  m: LegMarket,
+  outcome: Outcome,
+  mintMerge: boolean,
+): { probability: number; source: ProbabilitySource } | null {
   const ONE = Number(PROBABILITY_ONE);
   if (q) {
     const { bid, ask } = outcomeBidAsk(q, outcome, mintMerge);
@@ -55,7 +60,8 @@ export function legProbability(q: BookQuote | null, m: LegMarket, outcome: Outco
       return { probability: q.last.asset_id === token ? q.last.price : ONE - q.last.price, source: 'last_trade' };
     }
   }
-  if (m.reference_price !== null) return { probability: outcome === 'YES' ? m.reference_price : ONE - m.reference_price, source: 'reference' };
+  if (m.reference_price !== null)
+    return { probability: outcome === 'YES' ? m.reference_price : ONE - m.reference_price, source: 'reference' };
   return null;
 }
 

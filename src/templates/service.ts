@@ -3,7 +3,14 @@
 import { createHash } from 'node:crypto';
 import { conflict, invalid, notFound, unavailable } from '../errors.ts';
 import {
-  combinedProbability, fixed, legProbability, payoutFor, PROBABILITY_ONE, type BookQuote, type Outcome, type ProbabilitySource,
+  combinedProbability,
+  fixed,
+  legProbability,
+  payoutFor,
+  PROBABILITY_ONE,
+  type BookQuote,
+  type Outcome,
+  type ProbabilitySource,
 } from './pricing.ts';
 import type { QuoteRequest, TemplateCreate, TemplateLegInput, TemplatePatch } from './schemas.ts';
 
@@ -23,22 +30,53 @@ export interface TemplateServiceDeps {
 }
 
 /** The mirrored program config, as far as templates need it. */
-interface ProgramLimits { max_legs: number; house_edge_bps: number; min_stake: bigint; max_stake: bigint; max_payout_cap: bigint; paused: boolean }
+interface ProgramLimits {
+  max_legs: number;
+  house_edge_bps: number;
+  min_stake: bigint;
+  max_stake: bigint;
+  max_payout_cap: bigint;
+  paused: boolean;
+}
 
 interface LegRow {
-  template_id: string; leg_index: number; condition_id: string | null; demo_market_id: string | null; demo_question: string | null;
-  selected_outcome: Outcome; probability: number | null; probability_source: ProbabilitySource | null;
-  question: string | null; on_chain_market_id: string | null; market_address: string | null; status: 'open' | 'closed' | 'resolved' | null;
-  start_ms: string | null; yes_token_id: string | null; no_token_id: string | null; reference_price: string | null; in_catalog: boolean;
+  template_id: string;
+  leg_index: number;
+  condition_id: string | null;
+  demo_market_id: string | null;
+  demo_question: string | null;
+  selected_outcome: Outcome;
+  probability: number | null;
+  probability_source: ProbabilitySource | null;
+  question: string | null;
+  on_chain_market_id: string | null;
+  market_address: string | null;
+  status: 'open' | 'closed' | 'resolved' | null;
+  start_ms: string | null;
+  yes_token_id: string | null;
+  no_token_id: string | null;
+  reference_price: string | null;
+  in_catalog: boolean;
 }
 
 interface TemplateRow {
-  id: string; name: string; description: string; display_order: number; is_active: boolean; combined_probability: string | null;
-  payout_per_unit: string | null; house_edge_bps: number | null; stale: boolean; stale_reason: string | null;
-  refreshed_at: string | null; created_at: string; updated_at: string;
+  id: string;
+  name: string;
+  description: string;
+  display_order: number;
+  is_active: boolean;
+  combined_probability: string | null;
+  payout_per_unit: string | null;
+  house_edge_bps: number | null;
+  stale: boolean;
+  stale_reason: string | null;
+  refreshed_at: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
-const ts = (col: string) => `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
+const ts = (col: string) =>
+  `case when ${col} is null then null else to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end`;
 const TEMPLATE_COLS = `t.id::text as id, t.name, t.description, t.display_order, t.is_active, t.combined_probability::text as combined_probability,
   t.payout_per_unit::text as payout_per_unit, t.house_edge_bps, t.stale, t.stale_reason, ${ts('t.refreshed_at')} as refreshed_at,
   ${ts('t.created_at')} as created_at, ${ts('t.updated_at')} as updated_at`;
@@ -62,7 +100,10 @@ function marketProblem(l: LegRow, now: number): string | null {
 export function assertSubmittable(legs: { demo: boolean; market_id: number | null; leg_index?: number }[]): void {
   const demo = legs.findIndex((l) => l.demo || (l.market_id !== null && l.market_id < 0));
   if (demo >= 0) {
-    throw invalid('demo_leg', `leg ${demo} is a demo leg (market ${legs[demo].market_id}): demo legs are for display only and cannot be submitted`);
+    throw invalid(
+      'demo_leg',
+      `leg ${demo} is a demo leg (market ${legs[demo].market_id}): demo legs are for display only and cannot be submitted`,
+    );
   }
 }
 
@@ -78,15 +119,31 @@ export class TemplateService {
   // ---- reads ----
 
   private async limits(db: Db): Promise<ProgramLimits | null> {
-    const rows = await db.execute('select max_legs, house_edge_bps, min_stake::text as min_stake, max_stake::text as max_stake, max_payout_cap::text as max_payout_cap, paused from program_config where id = 1');
+    const rows = await db.execute(
+      'select max_legs, house_edge_bps, min_stake::text as min_stake, max_stake::text as max_stake, max_payout_cap::text as max_payout_cap, paused from program_config where id = 1',
+    );
     const r = rows[0];
-    return r ? { max_legs: r.max_legs, house_edge_bps: r.house_edge_bps, min_stake: BigInt(r.min_stake), max_stake: BigInt(r.max_stake), max_payout_cap: BigInt(r.max_payout_cap), paused: r.paused } : null;
+    return r
+      ? {
+          max_legs: r.max_legs,
+          house_edge_bps: r.house_edge_bps,
+          min_stake: BigInt(r.min_stake),
+          max_stake: BigInt(r.max_stake),
+          max_payout_cap: BigInt(r.max_payout_cap),
+          paused: r.paused,
+        }
+      : null;
   }
 
   private async rows(db: Db, where: string, params: unknown[]): Promise<{ t: TemplateRow; legs: LegRow[] }[]> {
-    const ts: TemplateRow[] = await db.execute(`select ${TEMPLATE_COLS} from parlay_templates t ${where} order by t.display_order, t.id`, params);
+    const ts: TemplateRow[] = await db.execute(
+      `select ${TEMPLATE_COLS} from parlay_templates t ${where} order by t.display_order, t.id`,
+      params,
+    );
     if (!ts.length) return [];
-    const legs: LegRow[] = await db.execute(`${LEG_SELECT} where l.template_id in (?) order by l.template_id, l.leg_index`, [ts.map((t) => t.id)]);
+    const legs: LegRow[] = await db.execute(`${LEG_SELECT} where l.template_id in (?) order by l.template_id, l.leg_index`, [
+      ts.map((t) => t.id),
+    ]);
     const by = new Map<string, LegRow[]>();
     for (const l of legs) by.set(l.template_id, [...(by.get(l.template_id) ?? []), l]);
     return ts.map((t) => ({ t, legs: by.get(t.id) ?? [] }));
@@ -107,13 +164,21 @@ export class TemplateService {
       start_time: l.start_ms === null ? null : new Date(Number(l.start_ms)).toISOString(),
     }));
     return {
-      id: Number(t.id), name: t.name, description: t.description, display_order: t.display_order, is_active: t.is_active,
+      id: Number(t.id),
+      name: t.name,
+      description: t.description,
+      display_order: t.display_order,
+      is_active: t.is_active,
       legs: outLegs,
       combined_probability: t.combined_probability === null ? null : fixed(BigInt(t.combined_probability), 12),
       payout_per_unit: t.payout_per_unit === null ? null : fixed(BigInt(t.payout_per_unit), 6),
       house_edge_bps: t.house_edge_bps,
       submittable: outLegs.every((l) => !l.demo && l.market_id !== null && l.market_address !== null),
-      stale: t.stale, stale_reason: t.stale_reason, refreshed_at: t.refreshed_at, created_at: t.created_at, updated_at: t.updated_at,
+      stale: t.stale,
+      stale_reason: t.stale_reason,
+      refreshed_at: t.refreshed_at,
+      created_at: t.created_at,
+      updated_at: t.updated_at,
     };
   }
 
@@ -132,7 +197,10 @@ export class TemplateService {
   private async checkLegs(db: Db, legs: TemplateLegInput[]): Promise<void> {
     const ids = legs.flatMap((l) => ('demo' in l ? [] : [l.condition_id]));
     if (ids.length) {
-      const rows: { condition_id: string; market_address: string | null }[] = await db.execute('select condition_id, market_address from markets where condition_id in (?)', [ids]);
+      const rows: { condition_id: string; market_address: string | null }[] = await db.execute(
+        'select condition_id, market_address from markets where condition_id in (?)',
+        [ids],
+      );
       const found = new Set(rows.map((r) => r.condition_id));
       const missing = ids.filter((id) => !found.has(id));
       if (missing.length) throw invalid('unknown_market', `not in the market catalog: ${missing.join(', ')}`);
@@ -146,7 +214,8 @@ export class TemplateService {
       }
     }
     const cfg = await this.limits(db);
-    if (cfg && legs.length > cfg.max_legs) throw invalid('too_many_legs', `${legs.length} legs exceed the program's max_legs ${cfg.max_legs}`);
+    if (cfg && legs.length > cfg.max_legs)
+      throw invalid('too_many_legs', `${legs.length} legs exceed the program's max_legs ${cfg.max_legs}`);
   }
 
   private async writeLegs(db: Db, id: string, legs: TemplateLegInput[]): Promise<void> {
@@ -155,11 +224,15 @@ export class TemplateService {
       if ('demo' in l) {
         await db.execute(
           `insert into parlay_template_legs (template_id, leg_index, condition_id, demo_market_id, demo_question, selected_outcome, probability, probability_source)
-           values (?, ?, null, ?, ?, ?, ?, 'demo')`, [id, i, l.market_id, l.question, l.selected_outcome, l.probability]);
+           values (?, ?, null, ?, ?, ?, ?, 'demo')`,
+          [id, i, l.market_id, l.question, l.selected_outcome, l.probability],
+        );
       } else {
         await db.execute(
           `insert into parlay_template_legs (template_id, leg_index, condition_id, demo_market_id, demo_question, selected_outcome, probability, probability_source)
-           values (?, ?, ?, null, null, ?, null, null)`, [id, i, l.condition_id, l.selected_outcome]);
+           values (?, ?, ?, null, null, ?, null, null)`,
+          [id, i, l.condition_id, l.selected_outcome],
+        );
       }
     }
   }
@@ -169,7 +242,9 @@ export class TemplateService {
     const id = await this.d.transaction(async (db) => {
       const [row] = await db.execute(
         `insert into parlay_templates (name, description, display_order, is_active, stale, created_at, updated_at)
-         values (?, ?, ?, ?, false, now(), now()) returning id::text as id`, [body.name, body.description, body.display_order, body.is_active]);
+         values (?, ?, ?, ?, false, now(), now()) returning id::text as id`,
+        [body.name, body.description, body.display_order, body.is_active],
+      );
       await this.writeLegs(db, row.id, body.legs);
       return row.id as string;
     });
@@ -188,7 +263,10 @@ export class TemplateService {
         params.push(body[k]);
       }
       if (body.legs) sets.push('combined_probability = null', 'payout_per_unit = null', 'refreshed_at = null');
-      const rows = await db.execute(`update parlay_templates set ${[...sets, 'updated_at = now()'].join(', ')} where id = ? returning id`, [...params, id]);
+      const rows = await db.execute(`update parlay_templates set ${[...sets, 'updated_at = now()'].join(', ')} where id = ? returning id`, [
+        ...params,
+        id,
+      ]);
       if (!rows.length) return false;
       if (body.legs) await this.writeLegs(db, id, body.legs);
       return true;
@@ -212,20 +290,33 @@ export class TemplateService {
 
   private async priceLegs(legs: LegRow[], now: number, quotes: Map<string, Promise<BookQuote | null>>) {
     const problems: string[] = [];
-    const priced = await Promise.all(legs.map(async (l) => {
-      if (l.condition_id === null) return { probability: l.probability, source: 'demo' as ProbabilitySource };
-      const problem = marketProblem(l, now);
-      if (problem) problems.push(problem);
-      if (!l.in_catalog) return null;
-      let q = quotes.get(l.condition_id);
-      if (!q) { q = this.d.quote(l.condition_id); quotes.set(l.condition_id, q); }
-      const p = legProbability(await q, {
-        yes_token_id: l.yes_token_id!, no_token_id: l.no_token_id!, reference_price: l.reference_price === null ? null : Number(l.reference_price),
-      }, l.selected_outcome, this.d.mintMerge);
-      if (!p) problems.push(`market ${l.condition_id} has no price (no two-sided book, trade or reference price)`);
-      else if (p.probability <= 0 || BigInt(p.probability) >= PROBABILITY_ONE) problems.push(`market ${l.condition_id} is priced at ${fixed(p.probability, 6)}, not strictly between 0 and 1`);
-      return p;
-    }));
+    const priced = await Promise.all(
+      legs.map(async (l) => {
+        if (l.condition_id === null) return { probability: l.probability, source: 'demo' as ProbabilitySource };
+        const problem = marketProblem(l, now);
+        if (problem) problems.push(problem);
+        if (!l.in_catalog) return null;
+        let q = quotes.get(l.condition_id);
+        if (!q) {
+          q = this.d.quote(l.condition_id);
+          quotes.set(l.condition_id, q);
+        }
+        const p = legProbability(
+          await q,
+          {
+            yes_token_id: l.yes_token_id!,
+            no_token_id: l.no_token_id!,
+            reference_price: l.reference_price === null ? null : Number(l.reference_price),
+          },
+          l.selected_outcome,
+          this.d.mintMerge,
+        );
+        if (!p) problems.push(`market ${l.condition_id} has no price (no two-sided book, trade or reference price)`);
+        else if (p.probability <= 0 || BigInt(p.probability) >= PROBABILITY_ONE)
+          problems.push(`market ${l.condition_id} is priced at ${fixed(p.probability, 6)}, not strictly between 0 and 1`);
+        return p;
+      }),
+    );
     return { priced, problems };
   }
 
@@ -257,18 +348,31 @@ export class TemplateService {
         if (cur.version !== row.version) return 'edited' as const;
         for (const [i, p] of priced.entries()) {
           if (legs[i].condition_id === null) continue;
-          await tx.execute('update parlay_template_legs set probability = ?, probability_source = ? where template_id = ? and leg_index = ?',
-            [p?.probability ?? null, p?.source ?? null, id, legs[i].leg_index]);
+          await tx.execute(
+            'update parlay_template_legs set probability = ?, probability_source = ? where template_id = ? and leg_index = ?',
+            [p?.probability ?? null, p?.source ?? null, id, legs[i].leg_index],
+          );
         }
         await tx.execute(
           `update parlay_templates set combined_probability = ?, payout_per_unit = ?, house_edge_bps = ?, stale = ?, stale_reason = ?, refreshed_at = ?
            where id = ?`,
-          [combined?.toString() ?? null, payout?.toString() ?? null, cfg?.house_edge_bps ?? null, problems.length > 0,
-            problems.length ? problems.join('; ') : null, new Date(now), id]);
+          [
+            combined?.toString() ?? null,
+            payout?.toString() ?? null,
+            cfg?.house_edge_bps ?? null,
+            problems.length > 0,
+            problems.length ? problems.join('; ') : null,
+            new Date(now),
+            id,
+          ],
+        );
         return 'done' as const;
       });
       if (outcome === 'gone') return null;
-      if (outcome === 'done') { done = true; break; }
+      if (outcome === 'done') {
+        done = true;
+        break;
+      }
       if (attempt >= 4) throw conflict('conflict', 'the template kept changing during the refresh; try again');
       quotes.clear(); // edited meanwhile: new legs, fresh prices
     }
@@ -277,7 +381,9 @@ export class TemplateService {
   }
 
   async refreshAll() {
-    const ids: string[] = (await this.d.db().execute('select t.id::text as id from parlay_templates t order by t.display_order, t.id')).map((r: any) => r.id);
+    const ids: string[] = (await this.d.db().execute('select t.id::text as id from parlay_templates t order by t.display_order, t.id')).map(
+      (r: any) => r.id,
+    );
     const quotes = new Map<string, Promise<BookQuote | null>>(); // one quote per market for the whole run
     for (const id of ids) await this.refresh(id, quotes, false);
     await this.changed();
@@ -295,7 +401,9 @@ export class TemplateService {
 
   /** A catalog market changed (status, start time, …): templates using it may have gone stale. */
   async marketChanged(conditionId: string): Promise<void> {
-    const used = await this.d.db().execute('select 1 from parlay_template_legs where condition_id = ? limit 1', [conditionId.toLowerCase()]);
+    const used = await this.d
+      .db()
+      .execute('select 1 from parlay_template_legs where condition_id = ? limit 1', [conditionId.toLowerCase()]);
     if (used.length) await this.changed();
   }
 
@@ -315,16 +423,34 @@ export class TemplateService {
                from parlay_template_legs l left join markets m on m.condition_id = l.condition_id
                where l.condition_id is not null and (m.condition_id is null or m.status <> 'open' or m.start_time <= ?)
                order by l.template_id, l.leg_index) x
-         where t.id = x.template_id and not t.stale`, [now]);
-      const rows = await this.rows(db, 'where t.is_active and not t.stale and t.refreshed_at is not null and t.combined_probability is not null', []);
+         where t.id = x.template_id and not t.stale`,
+        [now],
+      );
+      const rows = await this.rows(
+        db,
+        'where t.is_active and not t.stale and t.refreshed_at is not null and t.combined_probability is not null',
+        [],
+      );
       const data = rows.map((r) => {
         const j = this.json(r);
         return {
-          id: j.id, name: j.name, description: j.description, display_order: j.display_order, combined_probability: j.combined_probability,
-          payout_per_unit: j.payout_per_unit, house_edge_bps: j.house_edge_bps, submittable: j.submittable, refreshed_at: j.refreshed_at,
+          id: j.id,
+          name: j.name,
+          description: j.description,
+          display_order: j.display_order,
+          combined_probability: j.combined_probability,
+          payout_per_unit: j.payout_per_unit,
+          house_edge_bps: j.house_edge_bps,
+          submittable: j.submittable,
+          refreshed_at: j.refreshed_at,
           legs: j.legs.map((l) => ({
-            demo: l.demo, condition_id: l.condition_id, market_id: l.market_id, market_address: l.market_address, question: l.question,
-            selected_outcome: l.selected_outcome, probability: l.probability,
+            demo: l.demo,
+            condition_id: l.condition_id,
+            market_id: l.market_id,
+            market_address: l.market_address,
+            question: l.question,
+            selected_outcome: l.selected_outcome,
+            probability: l.probability,
           })),
         };
       });
@@ -332,8 +458,12 @@ export class TemplateService {
       const validUntil = starts.length ? Math.min(...starts) : null;
       const body = JSON.stringify({ data });
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-      await db.execute('update parlay_suggestions set payload = ?, etag = ?, valid_until = ?, built_at = ? where id = 1',
-        [body, etag, validUntil === null ? null : new Date(validUntil), now]);
+      await db.execute('update parlay_suggestions set payload = ?, etag = ?, valid_until = ?, built_at = ? where id = 1', [
+        body,
+        etag,
+        validUntil === null ? null : new Date(validUntil),
+        now,
+      ]);
       return { etag, body, validUntil };
     });
   }
@@ -345,9 +475,19 @@ export class TemplateService {
     if (c && now - c.at < (this.d.cacheMs ?? 1000) && (c.validUntil === null || now < c.validUntil)) return c;
     this.loading ??= (async () => {
       try {
-        const [row] = await this.d.db().execute(
-          'select payload, etag, (extract(epoch from valid_until) * 1000)::bigint::text as valid_until from parlay_suggestions where id = 1');
-        let doc = row && row.etag ? { etag: row.etag as string, body: row.payload as string, validUntil: row.valid_until === null ? null : Number(row.valid_until) } : null;
+        const [row] = await this.d
+          .db()
+          .execute(
+            'select payload, etag, (extract(epoch from valid_until) * 1000)::bigint::text as valid_until from parlay_suggestions where id = 1',
+          );
+        let doc =
+          row && row.etag
+            ? {
+                etag: row.etag as string,
+                body: row.payload as string,
+                validUntil: row.valid_until === null ? null : Number(row.valid_until),
+              }
+            : null;
         if (!doc || (doc.validUntil !== null && doc.validUntil <= this.now())) doc = await this.rebuild();
         this.cache = { ...doc, at: this.now() };
         return doc;
@@ -372,9 +512,11 @@ export class TemplateService {
       if (!t) throw notFound('template not found');
       legs = t.legs;
     } else {
-      legs = req.legs!.map((l) => ('demo' in l
-        ? { demo: true, market_id: l.market_id, condition_id: null, selected_outcome: l.selected_outcome }
-        : { demo: false, market_id: null, condition_id: l.condition_id, selected_outcome: l.selected_outcome }));
+      legs = req.legs!.map((l) =>
+        'demo' in l
+          ? { demo: true, market_id: l.market_id, condition_id: null, selected_outcome: l.selected_outcome }
+          : { demo: false, market_id: null, condition_id: l.condition_id, selected_outcome: l.selected_outcome },
+      );
     }
     assertSubmittable(legs);
     const ids = legs.map((l) => l.condition_id!);
@@ -384,7 +526,9 @@ export class TemplateService {
     if (cfg.paused) throw invalid('vault_paused', 'the program is paused');
     if (legs.length > cfg.max_legs) throw invalid('too_many_legs', `${legs.length} legs exceed the program's max_legs ${cfg.max_legs}`);
     const rows: LegRow[] = await db.execute(
-      `select q.condition_id, ${MARKET_COLS} from unnest(?::text[]) as q(condition_id) left join markets m on m.condition_id = q.condition_id`, [`{${ids.join(',')}}`]);
+      `select q.condition_id, ${MARKET_COLS} from unnest(?::text[]) as q(condition_id) left join markets m on m.condition_id = q.condition_id`,
+      [`{${ids.join(',')}}`],
+    );
     const byId = new Map(rows.map((r) => [r.condition_id, r]));
     const now = this.now();
     const full: LegRow[] = legs.map((l, i) => {
@@ -392,10 +536,12 @@ export class TemplateService {
       if (!r || !r.in_catalog) throw invalid('unknown_market', `leg ${i}: market ${l.condition_id} is not in the catalog`);
       const problem = marketProblem({ ...r, condition_id: l.condition_id }, now);
       if (problem) throw invalid('market_unavailable', `leg ${i}: ${problem}`);
-      if (r.on_chain_market_id === null || r.market_address === null) throw invalid('not_on_chain', `leg ${i}: market ${l.condition_id} has no on-chain market id or address`);
+      if (r.on_chain_market_id === null || r.market_address === null)
+        throw invalid('not_on_chain', `leg ${i}: market ${l.condition_id} has no on-chain market id or address`);
       return { ...r, condition_id: l.condition_id, selected_outcome: l.selected_outcome, leg_index: i } as LegRow;
     });
-    if (new Set(full.map((l) => l.market_address)).size !== full.length) throw invalid('duplicate_market', 'two legs are the same market account');
+    if (new Set(full.map((l) => l.market_address)).size !== full.length)
+      throw invalid('duplicate_market', 'two legs are the same market account');
     const { priced, problems } = await this.priceLegs(full, now, new Map());
     if (problems.length) throw invalid('no_price', problems.join('; '));
     const probs = priced.map((p) => p!.probability!);
@@ -404,13 +550,21 @@ export class TemplateService {
       throw invalid('stake_out_of_range', `stake must be between ${cfg.min_stake} and ${cfg.max_stake} micro-units`);
     }
     const payout = payoutFor(req.stake, combined, cfg.house_edge_bps);
-    if (payout === null || payout > cfg.max_payout_cap) throw invalid('payout_cap_exceeded', `the payout would exceed the cap of ${cfg.max_payout_cap} micro-units`);
+    if (payout === null || payout > cfg.max_payout_cap)
+      throw invalid('payout_cap_exceeded', `the payout would exceed the cap of ${cfg.max_payout_cap} micro-units`);
     return {
       legs: full.map((l, i) => ({
-        market_id: Number(l.on_chain_market_id), market_address: l.market_address!, condition_id: l.condition_id!, selected_outcome: l.selected_outcome,
-        probability: fixed(probs[i], 6), probability_source: priced[i]!.source,
+        market_id: Number(l.on_chain_market_id),
+        market_address: l.market_address!,
+        condition_id: l.condition_id!,
+        selected_outcome: l.selected_outcome,
+        probability: fixed(probs[i], 6),
+        probability_source: priced[i]!.source,
       })),
-      stake: Number(req.stake), combined_probability: fixed(combined, 12), potential_payout: Number(payout), house_edge_bps: cfg.house_edge_bps,
+      stake: Number(req.stake),
+      combined_probability: fixed(combined, 12),
+      potential_payout: Number(payout),
+      house_edge_bps: cfg.house_edge_bps,
     };
   }
 }

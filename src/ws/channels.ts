@@ -19,7 +19,9 @@ function parse(text: string): Frame | null {
   try {
     const v = JSON.parse(text);
     return v && typeof v === 'object' && !Array.isArray(v) && typeof v.type === 'string' ? v : null;
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 function assetIds(c: Connection, f: Frame): string[] | null {
@@ -29,7 +31,14 @@ function assetIds(c: Connection, f: Frame): string[] | null {
     return null;
   }
   const bad = ids.filter((x) => !TOKEN_ID.test(x));
-  if (bad.length) { c.error(`unknown token ${bad.slice(0, 5).map((b) => JSON.stringify(b.slice(0, 50))).join(', ')}: a token id is a base58 address`); }
+  if (bad.length) {
+    c.error(
+      `unknown token ${bad
+        .slice(0, 5)
+        .map((b) => JSON.stringify(b.slice(0, 50)))
+        .join(', ')}: a token id is a base58 address`,
+    );
+  }
   return [...new Set(ids.filter((x) => TOKEN_ID.test(x)))];
 }
 
@@ -38,11 +47,18 @@ export class MarketChannel {
   private subs = new Map<string, Set<string>>();
   private count = 0;
 
-  constructor(private c: Connection, private feed: MarketFeed, private limits: WsLimits) {}
+  constructor(
+    private c: Connection,
+    private feed: MarketFeed,
+    private limits: WsLimits,
+  ) {}
 
   onFrame(text: string): void {
     const f = parse(text);
-    if (!f) { this.c.drop(CLOSE.malformed, 'malformed frame: expected PING or a JSON object with a type'); return; }
+    if (!f) {
+      this.c.drop(CLOSE.malformed, 'malformed frame: expected PING or a JSON object with a type');
+      return;
+    }
     if (f.type === 'subscribe') this.c.serial(() => this.subscribe(f));
     else if (f.type === 'unsubscribe') this.c.serial(async () => this.unsubscribe(f));
     else this.c.error(`unknown message type ${JSON.stringify(String(f.type).slice(0, 40))} (subscribe, unsubscribe)`);
@@ -51,8 +67,8 @@ export class MarketChannel {
   private async subscribe(f: Frame): Promise<void> {
     const ids = assetIds(this.c, f);
     if (!ids?.length) return;
-    const last = f.last_seq && typeof f.last_seq === 'object' && !Array.isArray(f.last_seq) ? f.last_seq as Record<string, unknown> : {};
-    const feeds = f.feed && typeof f.feed === 'object' && !Array.isArray(f.feed) ? f.feed as Record<string, unknown> : {};
+    const last = f.last_seq && typeof f.last_seq === 'object' && !Array.isArray(f.last_seq) ? (f.last_seq as Record<string, unknown>) : {};
+    const feeds = f.feed && typeof f.feed === 'object' && !Array.isArray(f.feed) ? (f.feed as Record<string, unknown>) : {};
     const fresh = ids.filter((a) => ![...this.subs.values()].some((s) => s.has(a)));
     if (this.count + fresh.length > this.limits.maxAssets) {
       this.c.drop(CLOSE.tooManySubscriptions, `at most ${this.limits.maxAssets} subscribed assets per connection`);
@@ -60,7 +76,10 @@ export class MarketChannel {
     }
     const markets = await this.feed.resolve(ids);
     const unknown = ids.filter((a) => !markets.has(a));
-    if (unknown.length) this.c.error(`unknown token ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}: no market trades it`);
+    if (unknown.length)
+      this.c.error(
+        `unknown token ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}: no market trades it`,
+      );
     const byMarket = new Map<string, string[]>();
     for (const a of ids) {
       const m = markets.get(a);
@@ -69,11 +88,18 @@ export class MarketChannel {
     if (this.c.closed) return;
     for (const [id, assets] of byMarket) {
       const set = this.subs.get(id) ?? new Set();
-      for (const a of assets) if (!set.has(a)) { set.add(a); this.count++; }
+      for (const a of assets)
+        if (!set.has(a)) {
+          set.add(a);
+          this.count++;
+        }
       this.subs.set(id, set);
       const n = last[id];
       const feed = feeds[id];
-      const resume = Number.isSafeInteger(n) && (n as number) >= 0 ? { lastSeq: n as number, feed: typeof feed === 'string' ? feed : undefined } : undefined;
+      const resume =
+        Number.isSafeInteger(n) && (n as number) >= 0
+          ? { lastSeq: n as number, feed: typeof feed === 'string' ? feed : undefined }
+          : undefined;
       this.feed.subscribe(this.c, markets.get(assets[0])!, assets, resume);
     }
   }
@@ -83,7 +109,10 @@ export class MarketChannel {
     if (!ids) return;
     for (const [id, set] of this.subs) {
       for (const a of ids) if (set.delete(a)) this.count--;
-      if (!set.size) { this.subs.delete(id); this.feed.unsubscribe(this.c, id); }
+      if (!set.size) {
+        this.subs.delete(id);
+        this.feed.unsubscribe(this.c, id);
+      }
     }
   }
 
@@ -100,7 +129,12 @@ export function walletOf(tokens: ClobTokens, token: string): { wallet: string; e
     if (typeof claims.sub !== 'string' || !WALLET.test(claims.sub) || claims.scope !== 'clob') return { error: 'not an order-book token' };
     return { wallet: claims.sub, exp: claims.exp ?? Infinity };
   } catch (e) {
-    return { error: e instanceof jwt.TokenExpiredError ? 'the token expired (POST /v1/auth/token)' : 'a valid bearer token is required (POST /v1/auth/token)' };
+    return {
+      error:
+        e instanceof jwt.TokenExpiredError
+          ? 'the token expired (POST /v1/auth/token)'
+          : 'a valid bearer token is required (POST /v1/auth/token)',
+    };
   }
 }
 
@@ -109,30 +143,56 @@ export class UserChannel {
   wallet: string | null = null;
   private expiry: NodeJS.Timeout | null = null;
 
-  constructor(private c: Connection, private feed: MarketFeed, private tokens: ClobTokens, authTimeoutMs: number) {
-    this.expiry = setTimeout(() => { if (!this.wallet) c.drop(CLOSE.unauthorized, 'unauthorized: no token (Authorization header or an auth message)'); }, authTimeoutMs);
+  constructor(
+    private c: Connection,
+    private feed: MarketFeed,
+    private tokens: ClobTokens,
+    authTimeoutMs: number,
+  ) {
+    this.expiry = setTimeout(() => {
+      if (!this.wallet) c.drop(CLOSE.unauthorized, 'unauthorized: no token (Authorization header or an auth message)');
+    }, authTimeoutMs);
     this.expiry.unref();
   }
 
   /** Authenticates with a bearer token; a missing, invalid or expired one closes 4401. */
   auth(token: string | undefined): void {
     const r = token ? walletOf(this.tokens, token) : { error: 'a bearer token is required (POST /v1/auth/token)' };
-    if ('error' in r) { this.c.drop(CLOSE.unauthorized, `unauthorized: ${r.error}`); return; }
+    if ('error' in r) {
+      this.c.drop(CLOSE.unauthorized, `unauthorized: ${r.error}`);
+      return;
+    }
     if (this.wallet) return;
     this.wallet = r.wallet;
     if (this.expiry) clearTimeout(this.expiry);
     const left = r.exp * 1000 - Date.now();
-    if (Number.isFinite(left)) { this.expiry = setTimeout(() => this.c.drop(CLOSE.unauthorized, 'unauthorized: the token expired (sign in again)'), Math.min(left, 2 ** 31 - 1)); this.expiry.unref(); }
+    if (Number.isFinite(left)) {
+      this.expiry = setTimeout(
+        () => this.c.drop(CLOSE.unauthorized, 'unauthorized: the token expired (sign in again)'),
+        Math.min(left, 2 ** 31 - 1),
+      );
+      this.expiry.unref();
+    }
     this.feed.addWallet(r.wallet, this.c);
     this.c.deliver(JSON.stringify({ event_type: 'auth', wallet: r.wallet, timestamp: String(Date.now()) }));
   }
 
   onFrame(text: string): void {
     const f = parse(text);
-    if (!f) { this.c.drop(CLOSE.malformed, 'malformed frame: expected PING or a JSON object with a type'); return; }
-    if (f.type === 'auth') { this.auth(typeof f.token === 'string' ? f.token.slice(0, 4096) : undefined); return; }
-    if (!this.wallet) { this.c.drop(CLOSE.unauthorized, 'unauthorized: authenticate first ({"type":"auth","token":…})'); return; }
-    if (f.type !== 'subscribe' && f.type !== 'unsubscribe') this.c.error(`unknown message type ${JSON.stringify(String(f.type).slice(0, 40))} (auth)`);
+    if (!f) {
+      this.c.drop(CLOSE.malformed, 'malformed frame: expected PING or a JSON object with a type');
+      return;
+    }
+    if (f.type === 'auth') {
+      this.auth(typeof f.token === 'string' ? f.token.slice(0, 4096) : undefined);
+      return;
+    }
+    if (!this.wallet) {
+      this.c.drop(CLOSE.unauthorized, 'unauthorized: authenticate first ({"type":"auth","token":…})');
+      return;
+    }
+    if (f.type !== 'subscribe' && f.type !== 'unsubscribe')
+      this.c.error(`unknown message type ${JSON.stringify(String(f.type).slice(0, 40))} (auth)`);
     // subscribe / unsubscribe: the user channel sends the wallet's messages of every market; nothing to do.
   }
 

@@ -38,7 +38,15 @@ export class Connection implements FeedListener {
   private refilledAt = Date.now();
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(readonly ws: WebSocket, readonly ip: string, readonly kind: 'market' | 'user', private sent: Record<'market' | 'user', number>, private limits: WsLimits, private onDrop: (c: Connection, code: number, reason: string) => void, private log: { error(o: object, m?: string): void }) {
+  constructor(
+    readonly ws: WebSocket,
+    readonly ip: string,
+    readonly kind: 'market' | 'user',
+    private sent: Record<'market' | 'user', number>,
+    private limits: WsLimits,
+    private onDrop: (c: Connection, code: number, reason: string) => void,
+    private log: { error(o: object, m?: string): void },
+  ) {
     this.tokens = limits.messagesPerSecond;
   }
 
@@ -62,14 +70,22 @@ export class Connection implements FeedListener {
     const now = Date.now();
     this.tokens = Math.min(this.limits.messagesPerSecond, this.tokens + ((now - this.refilledAt) / 1000) * this.limits.messagesPerSecond);
     this.refilledAt = now;
-    if (this.tokens < 1) { this.drop(CLOSE.flood, `more than ${this.limits.messagesPerSecond} messages per second`); return false; }
+    if (this.tokens < 1) {
+      this.drop(CLOSE.flood, `more than ${this.limits.messagesPerSecond} messages per second`);
+      return false;
+    }
     this.tokens -= 1;
     return true;
   }
 
   /** Runs the connection's requests one after the other (a subscribe resolves tokens asynchronously). */
   serial(fn: () => Promise<void>): void {
-    this.chain = this.chain.then(() => (this.closed ? undefined : fn())).catch((err) => { this.log.error({ err }, 'websocket request failed'); this.drop(1011, 'internal error'); });
+    this.chain = this.chain
+      .then(() => (this.closed ? undefined : fn()))
+      .catch((err) => {
+        this.log.error({ err }, 'websocket request failed');
+        this.drop(1011, 'internal error');
+      });
   }
 
   /** Closes with a code and reason; terminated shortly after if the close handshake does not end (a peer that does not read). */
@@ -77,7 +93,11 @@ export class Connection implements FeedListener {
     if (this.closed) return;
     this.closed = true;
     this.onDrop(this, code, reason);
-    try { this.ws.close(code, reason.slice(0, 120)); } catch { /* already closing */ }
+    try {
+      this.ws.close(code, reason.slice(0, 120));
+    } catch {
+      /* already closing */
+    }
     setTimeout(() => this.ws.terminate(), 1000).unref();
   }
 }

@@ -19,7 +19,9 @@ export interface WsServerOptions {
 }
 
 function refuse(socket: Duplex, status: number, text: string): void {
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ error: status === 429 ? 'rate_limited' : 'not_found', message: text })}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify({ error: status === 429 ? 'rate_limited' : 'not_found', message: text })}`,
+  );
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 
@@ -34,7 +36,12 @@ export class WsServer {
   readonly sent = { market: 0, user: 0 };
 
   constructor(private o: WsServerOptions) {
-    this.wss = new WebSocket.Server({ noServer: true, maxPayload: o.limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
+    this.wss = new WebSocket.Server({
+      noServer: true,
+      maxPayload: o.limits.maxPayloadBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
     this.timer = setInterval(() => this.heartbeat(), Math.max(50, Math.min(o.limits.pingMs, o.limits.idleTimeoutMs / 3)));
     this.timer.unref();
   }
@@ -44,7 +51,9 @@ export class WsServer {
   }
 
   /** Open connections (tests, metrics). */
-  get size(): number { return this.conns.size; }
+  get size(): number {
+    return this.conns.size;
+  }
 
   /** Open connections by channel (metrics). */
   byChannel(): Record<'market' | 'user', number> {
@@ -54,16 +63,26 @@ export class WsServer {
   }
 
   private ipOf(req: IncomingMessage): string {
-    const fwd = this.o.trustProxy ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0].trim() : '';
+    const fwd = this.o.trustProxy
+      ? String(req.headers['x-forwarded-for'] ?? '')
+          .split(',')[0]
+          .trim()
+      : '';
     return fwd || req.socket.remoteAddress || 'unknown';
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/ws/market' && path !== '/ws/user') { refuse(socket, 404, 'Not Found'); return; }
+    if (path !== '/ws/market' && path !== '/ws/user') {
+      refuse(socket, 404, 'Not Found');
+      return;
+    }
     const ip = this.ipOf(req);
     const n = this.perIp.get(ip) ?? 0;
-    if (n >= this.o.limits.maxConnectionsPerIp) { refuse(socket, 429, 'Too Many Requests'); return; }
+    if (n >= this.o.limits.maxConnectionsPerIp) {
+      refuse(socket, 429, 'Too Many Requests');
+      return;
+    }
     this.perIp.set(ip, n + 1);
     socket.on('error', () => undefined);
     let counted = true;
@@ -71,15 +90,26 @@ export class WsServer {
       if (!counted) return;
       counted = false;
       const left = (this.perIp.get(ip) ?? 1) - 1;
-      if (left > 0) this.perIp.set(ip, left); else this.perIp.delete(ip);
+      if (left > 0) this.perIp.set(ip, left);
+      else this.perIp.delete(ip);
     };
     socket.once('close', uncount);
-    this.wss.handleUpgrade(req, socket as import('node:net').Socket, head, (ws) => this.open(ws, ip, path === '/ws/user' ? 'user' : 'market', req));
+    this.wss.handleUpgrade(req, socket as import('node:net').Socket, head, (ws) =>
+      this.open(ws, ip, path === '/ws/user' ? 'user' : 'market', req),
+    );
   }
 
   private open(ws: WebSocket, ip: string, kind: 'market' | 'user', req: IncomingMessage): void {
     let channel: MarketChannel | UserChannel;
-    const c = new Connection(ws, ip, kind, this.sent, this.o.limits, (_c, code) => this.dropped.set(code, (this.dropped.get(code) ?? 0) + 1), this.o.log);
+    const c = new Connection(
+      ws,
+      ip,
+      kind,
+      this.sent,
+      this.o.limits,
+      (_c, code) => this.dropped.set(code, (this.dropped.get(code) ?? 0) + 1),
+      this.o.log,
+    );
     this.conns.add(c);
     if (kind === 'market') channel = new MarketChannel(c, this.o.feed, this.o.limits);
     else {
@@ -88,13 +118,21 @@ export class WsServer {
       const h = req.headers.authorization;
       if (h) u.auth(/^Bearer\s+(.+)$/i.exec(h)?.[1]?.slice(0, 4096));
     }
-    const seen = () => { c.lastSeen = Date.now(); };
+    const seen = () => {
+      c.lastSeen = Date.now();
+    };
     ws.on('pong', seen);
     ws.on('message', (data) => {
       seen();
       if (c.closed || !c.take()) return;
-      if (typeof data !== 'string') { c.drop(CLOSE.unsupported, 'binary frames are not supported: send JSON text'); return; }
-      if (data === 'PING') { c.deliver('PONG'); return; }
+      if (typeof data !== 'string') {
+        c.drop(CLOSE.unsupported, 'binary frames are not supported: send JSON text');
+        return;
+      }
+      if (data === 'PING') {
+        c.deliver('PONG');
+        return;
+      }
       channel.onFrame(data);
     });
     ws.on('error', () => undefined); // oversized (1009) or invalid frames: ws itself closes with the code
@@ -115,7 +153,11 @@ export class WsServer {
         c.ws.terminate();
         continue;
       }
-      try { c.ws.ping(); } catch { /* closing */ }
+      try {
+        c.ws.ping();
+      } catch {
+        /* closing */
+      }
     }
   }
 

@@ -34,12 +34,23 @@ export interface ChaosOptions {
 }
 
 export interface ChaosReport {
-  deliveries: number; transactions: number; orders: number; ordersAcked: number; ordersRejected: number; seconds: number; retries: number; kills: number; restarts: number;
-  brokerRestarts: number; takeovers: { partition: string; ms: number }[]; checks: { name: string; ok: boolean; detail?: string }[];
+  deliveries: number;
+  transactions: number;
+  orders: number;
+  ordersAcked: number;
+  ordersRejected: number;
+  seconds: number;
+  retries: number;
+  kills: number;
+  restarts: number;
+  brokerRestarts: number;
+  takeovers: { partition: string; ms: number }[];
+  checks: { name: string; ok: boolean; detail?: string }[];
 }
 
 const root = new URL('../..', import.meta.url).pathname;
-const kafka = (...args: string[]) => execFileSync('bash', ['deploy/kafka.sh', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const kafka = (...args: string[]) =>
+  execFileSync('bash', ['deploy/kafka.sh', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
@@ -48,7 +59,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   try {
     return await run(o, cleanup);
   } finally {
-    for (const f of cleanup.reverse()) { try { await f(); } catch { /* best effort */ } }
+    for (const f of cleanup.reverse()) {
+      try {
+        await f();
+      } catch {
+        /* best effort */
+      }
+    }
   }
 }
 
@@ -68,13 +85,24 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
   const feeRecipient = Keypair.generate();
   await chain.fundWallet(delegate.publicKey, 10n ** 11n, 0n);
   const env = {
-    KAFKA_BROKERS: `127.0.0.1:${o.brokerPort}`, DATABASE_URL: db.url, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '6',
-    PLATFORM_JWT_SECRET: JWT_SECRET, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET, ASK_TIMEOUT_MS: '6000', DATABASE_POOL_MAX: '4',
-    SOLANA_RPC_URL: chain.url, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(),
-    CLOB_DELEGATE_KEYPAIR: JSON.stringify(Array.from(delegate.secretKey)), CLOB_FEE_RECIPIENT: feeRecipient.publicKey.toBase58(), CLOB_SETTLEMENT_POLL_MS: '100',
+    KAFKA_BROKERS: `127.0.0.1:${o.brokerPort}`,
+    DATABASE_URL: db.url,
+    TOPIC_PREFIX: prefix,
+    TOPIC_PARTITIONS: '6',
+    PLATFORM_JWT_SECRET: JWT_SECRET,
+    PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET,
+    ASK_TIMEOUT_MS: '6000',
+    DATABASE_POOL_MAX: '4',
+    SOLANA_RPC_URL: chain.url,
+    CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(),
+    CLOB_DELEGATE_KEYPAIR: JSON.stringify(Array.from(delegate.secretKey)),
+    CLOB_FEE_RECIPIENT: feeRecipient.publicKey.toBase58(),
+    CLOB_SETTLEMENT_POLL_MS: '100',
   };
   const nodes: (ProcessNode | null)[] = [];
-  cleanup.push(async () => { for (const n of nodes) await n?.kill('SIGKILL'); });
+  cleanup.push(async () => {
+    for (const n of nodes) await n?.kill('SIGKILL');
+  });
   const ids = Array.from({ length: o.nodes }, (_, i) => `chaos-${i + 1}`);
   for (const id of ids) nodes.push(await startProcessNode({ ...env, NODE_ID: id }));
   log(`${o.nodes} nodes up`);
@@ -98,7 +126,12 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
   if (nOrders) {
     const mints = await new OutcomeTokens(chain).create();
     const first = nodes[0]!;
-    const market = await createMarket(first.url, { yes_token_id: mints.yes.publicKey.toBase58(), no_token_id: mints.no.publicKey.toBase58(), taker_fee_bps: 0, min_size: '1' });
+    const market = await createMarket(first.url, {
+      yes_token_id: mints.yes.publicKey.toBase58(),
+      no_token_id: mints.no.publicKey.toBase58(),
+      taker_fee_bps: 0,
+      min_size: '1',
+    });
     marketId = market.condition_id;
     const wallets = Array.from({ length: 6 }, () => Keypair.generate());
     walletKeys = wallets;
@@ -109,22 +142,32 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
       // Every YES+NO pair in circulation is backed by a unit of collateral in the escrow (the
       // delegate's collateral account), as if minted there: MERGE trades pay out of it.
       await chain.fundWallet(delegate.publicKey, 0n, 10_000n * 1_000_000n);
-      for (const m of [boot.collateralMint, mints.yes.publicKey, mints.no.publicKey]) await approve(chain, w, m, delegate.publicKey, 10n ** 12n);
+      for (const m of [boot.collateralMint, mints.yes.publicKey, mints.no.publicKey])
+        await approve(chain, w, m, delegate.publicKey, 10n ** 12n);
       toks.push(await bearer(first.url, w));
     }
     // The delegate mints and burns YES+NO pairs (MINT and MERGE trades): it becomes the mints' authority.
     for (const m of [mints.yes, mints.no]) {
-      const r = chain.dev.send([createSetAuthorityInstruction(m.publicKey, mints.authority.publicKey, AuthorityType.MintTokens, delegate.publicKey)], [mints.authority]);
+      const r = chain.dev.send(
+        [createSetAuthorityInstruction(m.publicKey, mints.authority.publicKey, AuthorityType.MintTokens, delegate.publicKey)],
+        [mints.authority],
+      );
       if (r.err) throw new Error(`set authority failed: ${JSON.stringify(r.err)}`);
     }
     let seed = 7;
-    const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     for (let i = 0; i < nOrders; i++) {
       const k = Math.floor(rnd() * wallets.length);
       const yes = rnd() < 0.5;
       const side = rnd() < 0.5 ? 'BUY' : 'SELL';
-      const price = (0.30 + Math.floor(rnd() * 40) / 100).toFixed(2);
-      const signed = order(wallets[k], yes ? market.yes_token_id : market.no_token_id, side, price, String(1 + Math.floor(rnd() * 5)), { feeRateBps: 0, salt: String(1_000_000 + i) });
+      const price = (0.3 + Math.floor(rnd() * 40) / 100).toFixed(2);
+      const signed = order(wallets[k], yes ? market.yes_token_id : market.no_token_id, side, price, String(1 + Math.floor(rnd() * 5)), {
+        feeRateBps: 0,
+        salt: String(1_000_000 + i),
+      });
       orderQueue.push({ wallet: k, body: { order: signed, orderType: 'GTC' }, tries: 0 });
     }
   }
@@ -147,15 +190,23 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
   const watcher = new pg.Client({ connectionString: db.url });
   await watcher.connect();
   cleanup.push(() => watcher.end().catch(() => undefined));
-  const ownedBy = async (owner: string) => (await watcher.query('select topic, partition from consumer_offsets where owner = $1', [owner])).rows.map((r) => `${r.topic}/${r.partition}`);
+  const ownedBy = async (owner: string) =>
+    (await watcher.query('select topic, partition from consumer_offsets where owner = $1', [owner])).rows.map(
+      (r) => `${r.topic}/${r.partition}`,
+    );
   const watch = (async () => {
     while (!done || orphans.size) {
       if (orphans.size) {
-        const rows = (await watcher.query('select topic, partition, (extract(epoch from updated_at) * 1000)::bigint::text as at from consumer_offsets')).rows;
+        const rows = (
+          await watcher.query('select topic, partition, (extract(epoch from updated_at) * 1000)::bigint::text as at from consumer_offsets')
+        ).rows;
         for (const r of rows) {
           const k = `${r.topic}/${r.partition}`;
           const killed = orphans.get(k);
-          if (killed !== undefined && Number(r.at) > killed) { takeovers.push({ partition: k, ms: Number(r.at) - killed }); orphans.delete(k); }
+          if (killed !== undefined && Number(r.at) > killed) {
+            takeovers.push({ partition: k, ms: Number(r.at) - killed });
+            orphans.delete(k);
+          }
         }
       }
       if (done && Date.now() - started > 600_000) break;
@@ -203,14 +254,21 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
       if (target) {
         try {
           const r = await fetch(`${target.url}/api/parlays/webhooks/indexer/`, {
-            method: 'POST', headers: { authorization: WEBHOOK_SECRET, 'content-type': 'application/json' }, body: JSON.stringify([item.tx]),
+            method: 'POST',
+            headers: { authorization: WEBHOOK_SECRET, 'content-type': 'application/json' },
+            body: JSON.stringify([item.tx]),
             signal: AbortSignal.timeout(15_000),
           });
           ok = r.status === 200;
           await r.arrayBuffer();
-        } catch { ok = false; }
+        } catch {
+          ok = false;
+        }
       }
-      if (ok) { acked++; continue; }
+      if (ok) {
+        acked++;
+        continue;
+      }
       if (item.tries >= 200) throw new Error(`delivery never acknowledged after ${item.tries} tries`);
       retries++;
       item.tries++;
@@ -226,10 +284,17 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     let body: any = null;
     if (target) {
       try {
-        const r = await fetch(`${target.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${toks[wallet]}`, 'content-type': 'application/json' }, body: JSON.stringify(payload), signal: AbortSignal.timeout(15_000) });
+        const r = await fetch(`${target.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${toks[wallet]}`, 'content-type': 'application/json' },
+          body: JSON.stringify(payload),
+          signal: AbortSignal.timeout(15_000),
+        });
         status = r.status;
         body = await r.json().catch(() => null);
-      } catch { status = 0; }
+      } catch {
+        status = 0;
+      }
     }
     return { target, status, body };
   };
@@ -243,11 +308,24 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
         continue;
       }
       // A retried order that already landed answers DUPLICATE_ORDER: it was acknowledged after all.
-      if (status === 400 && body?.code === 'DUPLICATE_ORDER' && item.tries > 0) { ackedOrders.add(hashOf(item.body)); continue; }
-      if (status === 400) { ordersRejected++; continue; }
+      if (status === 400 && body?.code === 'DUPLICATE_ORDER' && item.tries > 0) {
+        ackedOrders.add(hashOf(item.body));
+        continue;
+      }
+      if (status === 400) {
+        ordersRejected++;
+        continue;
+      }
       // A client signs in again when its token runs out (signing is local).
-      if (status === 401 && target) { try { toks[item.wallet] = await bearer(target.url, walletKeys[item.wallet]); } catch { /* node gone: retried below */ } }
-      if (item.tries >= 200) throw new Error(`order never acknowledged after ${item.tries} tries: ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
+      if (status === 401 && target) {
+        try {
+          toks[item.wallet] = await bearer(target.url, walletKeys[item.wallet]);
+        } catch {
+          /* node gone: retried below */
+        }
+      }
+      if (item.tries >= 200)
+        throw new Error(`order never acknowledged after ${item.tries} tries: ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
       if (item.tries === 3) log(`order retried 3 times: ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
       retries++;
       item.tries++;
@@ -258,7 +336,10 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
   const canceller = async () => {
     while (tradersRunning > 0 || cancelQueue.length) {
       const item = cancelQueue.shift();
-      if (!item) { await sleep(20); continue; }
+      if (!item) {
+        await sleep(20);
+        continue;
+      }
       const { target, status, body } = await postAsWallet('/v1/orders/cancel', item.wallet, { orderID: item.id });
       if (status === 200) {
         if (body.canceled.includes(item.id)) cancelsAcked.add(item.id);
@@ -267,7 +348,13 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
         else cancelsRefused++; // filled before the cancel arrived
         continue;
       }
-      if (status === 401 && target) { try { toks[item.wallet] = await bearer(target.url, walletKeys[item.wallet]); } catch { /* retried */ } }
+      if (status === 401 && target) {
+        try {
+          toks[item.wallet] = await bearer(target.url, walletKeys[item.wallet]);
+        } catch {
+          /* retried */
+        }
+      }
       if (item.tries >= 200) throw new Error(`cancel never answered after ${item.tries} tries: ${status}`);
       retries++;
       item.tries++;
@@ -276,9 +363,10 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     }
   };
   const reader = async () => {
-    const paths = () => marketId
-      ? ['/api/parlays/vault/', `/v1/orders?market=${marketId}`, `/v1/trades?market=${marketId}`, `/v1/open-orders?market=${marketId}`]
-      : ['/api/parlays/vault/'];
+    const paths = () =>
+      marketId
+        ? ['/api/parlays/vault/', `/v1/orders?market=${marketId}`, `/v1/trades?market=${marketId}`, `/v1/open-orders?market=${marketId}`]
+        : ['/api/parlays/vault/'];
     while (!loadDone) {
       const live = nodes.filter((n): n is ProcessNode => n !== null);
       const target = live[Math.floor(Math.random() * live.length)];
@@ -291,14 +379,24 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
           await r.arrayBuffer();
           if (r.status === 200) reads.ok++;
           else if (r.status === 503 || r.status === 401) reads.retryable++;
-          else { reads.failed++; log(`read ${path}: ${r.status}`); }
-        } catch { reads.lost++; /* the node died under the request */ }
+          else {
+            reads.failed++;
+            log(`read ${path}: ${r.status}`);
+          }
+        } catch {
+          reads.lost++; /* the node died under the request */
+        }
       }
       await sleep(25);
     }
   };
   let loadDone = false;
-  const traders = Array.from({ length: nOrders ? 2 : 0 }, () => { tradersRunning++; return trader().finally(() => { tradersRunning--; }); });
+  const traders = Array.from({ length: nOrders ? 2 : 0 }, () => {
+    tradersRunning++;
+    return trader().finally(() => {
+      tradersRunning--;
+    });
+  });
   const readers = Array.from({ length: 2 }, reader);
   await Promise.all([...Array.from({ length: o.concurrency }, provider), ...traders, ...(nOrders ? [canceller()] : [])]);
   loadDone = true;
@@ -313,29 +411,53 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
 
   // Checks.
   const checks: ChaosReport['checks'] = [];
-  checks.push({ name: 'reads under failover: none failed (5xx other than 503, 4xx)', ok: reads.failed === 0 && reads.ok > 0, detail: `${reads.ok} ok, ${reads.retryable} retryable, ${reads.lost} cut by a kill` });
+  checks.push({
+    name: 'reads under failover: none failed (5xx other than 503, 4xx)',
+    ok: reads.failed === 0 && reads.ok > 0,
+    detail: `${reads.ok} ok, ${reads.retryable} retryable, ${reads.lost} cut by a kill`,
+  });
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   cleanup.push(() => c.end().catch(() => undefined));
   const q = async (sql: string) => (await c.query(sql)).rows;
-  const parlays = await q('select parlay_id::int as id, status, legs_won, legs_lost, legs_resolved, actual_payout::text, claim_tx_signature from parlays order by parlay_id');
+  const parlays = await q(
+    'select parlay_id::int as id, status, legs_won, legs_lost, legs_resolved, actual_payout::text, claim_tx_signature from parlays order by parlay_id',
+  );
   const expectStatus = (id: number) => (id % 3 !== 0 ? 'claimed' : 'lost');
   checks.push({ name: 'every parlay created exactly once', ok: parlays.length === o.parlays, detail: `${parlays.length}/${o.parlays}` });
   const wrong = parlays.filter((p) => p.status !== expectStatus(p.id));
-  checks.push({ name: 'every lifecycle event applied (final statuses)', ok: wrong.length === 0, detail: wrong.slice(0, 3).map((p) => `${p.id}:${p.status}`).join(' ') });
+  checks.push({
+    name: 'every lifecycle event applied (final statuses)',
+    ok: wrong.length === 0,
+    detail: wrong
+      .slice(0, 3)
+      .map((p) => `${p.id}:${p.status}`)
+      .join(' '),
+  });
   const [{ n: legs }] = await q('select count(*)::int as n from parlay_legs');
   checks.push({ name: 'legs exactly once', ok: legs === o.parlays * 3, detail: `${legs}` });
   const [{ n: settled }] = await q("select count(*)::int as n from parlay_legs where status <> 'pending'");
-  const expectSettled = lives.reduce((a, l) => a + l.filter((tx: any) => labelOf(tx.transaction.signatures[0])?.startsWith('s-')).length, 0);
+  const expectSettled = lives.reduce(
+    (a, l) => a + l.filter((tx: any) => labelOf(tx.transaction.signatures[0])?.startsWith('s-')).length,
+    0,
+  );
   checks.push({ name: 'every settled leg reflected once', ok: settled === expectSettled, detail: `${settled}/${expectSettled}` });
 
   if (nOrders) {
     const ids = new Set((await q('select id from open_orders')).map((r) => r.id));
     const missing = [...ackedOrders].filter((id) => !ids.has(id));
-    checks.push({ name: 'every acknowledged order on the ledger once', ok: missing.length === 0, detail: `${ackedOrders.size} acked, ${missing.length} missing, ${ordersRejected} rejected` });
+    checks.push({
+      name: 'every acknowledged order on the ledger once',
+      ok: missing.length === 0,
+      detail: `${ackedOrders.size} acked, ${missing.length} missing, ${ordersRejected} rejected`,
+    });
     const cancelled = new Set((await q("select id from open_orders where status = 'CANCELED'")).map((r) => r.id));
     const notCancelled = [...cancelsAcked].filter((id) => !cancelled.has(id));
-    checks.push({ name: 'every acknowledged cancel is CANCELED on the ledger', ok: cancelsAcked.size > 0 && notCancelled.length === 0, detail: `${cancelsAcked.size} cancelled, ${cancelsRefused} refused (filled first), ${notCancelled.length} wrong` });
+    checks.push({
+      name: 'every acknowledged cancel is CANCELED on the ledger',
+      ok: cancelsAcked.size > 0 && notCancelled.length === 0,
+      detail: `${cancelsAcked.size} cancelled, ${cancelsRefused} refused (filled first), ${notCancelled.length} wrong`,
+    });
   }
   // Let what the cluster still owes itself (outbox messages to wallets) drain before comparing.
   for (let i = 0; i < 100; i++) {
@@ -350,17 +472,23 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     // or FAILED (none landed), whatever node ran the executor when the kills came.
     let pending = -1;
     for (let i = 0; i < 600; i++) {
-      [{ n: pending }] = await q("select count(*)::int as n from trades t left join settlements s on s.trade_id = t.id where s.status is null or s.status not in ('CONFIRMED', 'FAILED')");
+      [{ n: pending }] = await q(
+        "select count(*)::int as n from trades t left join settlements s on s.trade_id = t.id where s.status is null or s.status not in ('CONFIRMED', 'FAILED')",
+      );
       if (pending === 0) break;
       await sleep(100);
     }
-    const settled = await q("select s.trade_id, s.status, coalesce(array_agg(a.signature) filter (where a.signature is not null), '{}') as sigs from settlements s left join settlement_attempts a on a.trade_id = s.trade_id group by s.trade_id, s.status");
+    const settled = await q(
+      "select s.trade_id, s.status, coalesce(array_agg(a.signature) filter (where a.signature is not null), '{}') as sigs from settlements s left join settlement_attempts a on a.trade_id = s.trade_id group by s.trade_id, s.status",
+    );
     const conn = chain.connection();
     const allSigs = settled.flatMap((r) => r.sigs as string[]);
     const landed = new Set<string>();
     for (let i = 0; i < allSigs.length; i += 200) {
       const st = await conn.getSignatureStatuses(allSigs.slice(i, i + 200), { searchTransactionHistory: true });
-      st.value.forEach((v, j) => { if (v && v.err === null) landed.add(allSigs[i + j]); });
+      st.value.forEach((v, j) => {
+        if (v && v.err === null) landed.add(allSigs[i + j]);
+      });
     }
     const twice = settled.filter((r) => (r.sigs as string[]).filter((x) => landed.has(x)).length > 1);
     const wrong = settled.filter((r) => (r.sigs as string[]).filter((x) => landed.has(x)).length !== (r.status === 'CONFIRMED' ? 1 : 0));
@@ -368,8 +496,16 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     const reasons = await q("select reason, count(*)::int as n from settlements where status = 'FAILED' group by reason");
     if (reasons.length) log(`failed settlements: ${reasons.map((r) => `${r.n}× ${String(r.reason).slice(0, 300)}`).join('; ')}`);
     // Allowances are set and balances reserved: under chaos every trade must still confirm.
-    checks.push({ name: 'every trade settled on chain (CONFIRMED), none pending or failed', ok: pending === 0 && settled.length > 0 && confirmed === settled.length, detail: `${confirmed} confirmed, ${settled.length - confirmed} failed, ${pending} pending` });
-    checks.push({ name: 'no trade settled twice (landed transactions per trade)', ok: twice.length === 0 && wrong.length === 0, detail: `${landed.size} landed for ${settled.length} trades; ${twice.length} twice, ${wrong.length} inconsistent` });
+    checks.push({
+      name: 'every trade settled on chain (CONFIRMED), none pending or failed',
+      ok: pending === 0 && settled.length > 0 && confirmed === settled.length,
+      detail: `${confirmed} confirmed, ${settled.length - confirmed} failed, ${pending} pending`,
+    });
+    checks.push({
+      name: 'no trade settled twice (landed transactions per trade)',
+      ok: twice.length === 0 && wrong.length === 0,
+      detail: `${landed.size} landed for ${settled.length} trades; ${twice.length} twice, ${wrong.length} inconsistent`,
+    });
   }
 
   // Determinism: one fresh node fed the very records the cluster consumed (read back from Kafka,
@@ -379,12 +515,18 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     await k.connect();
     const rows = async (sql: string) => (await k.query(sql)).rows;
     const state = {
-      parlays: await rows('select parlay_id, user_wallet, stake, status, legs_won, legs_lost, legs_resolved, actual_payout, claim_tx_signature, created_at, settled_at, claimed_at from parlays order by parlay_id'),
-      legs: await rows('select parlay_id, leg_index, on_chain_market_id, status, resolved_at from parlay_legs order by parlay_id, leg_index'),
+      parlays: await rows(
+        'select parlay_id, user_wallet, stake, status, legs_won, legs_lost, legs_resolved, actual_payout, claim_tx_signature, created_at, settled_at, claimed_at from parlays order by parlay_id',
+      ),
+      legs: await rows(
+        'select parlay_id, leg_index, on_chain_market_id, status, resolved_at from parlay_legs order by parlay_id, leg_index',
+      ),
       vault: await rows('select balance, total_staked, total_paid_out, total_exposure, max_legs from vault'),
       orders: await rows('select id, market, status, size_matched, associate_trades from open_orders order by id'),
       trades: await rows('select id, size, price, fee, match_type, maker_orders from trades order by id'),
-      actors: await rows("select kind, key, state from actor_snapshots where kind in ('market-book', 'wallet', 'parlay', 'vault') order by kind, key"),
+      actors: await rows(
+        "select kind, key, state from actor_snapshots where kind in ('market-book', 'wallet', 'parlay', 'vault') order by kind, key",
+      ),
     };
     await k.end();
     return state;
@@ -397,7 +539,11 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     if (i) await sleep(100);
     [{ n: unsaved }] = await q('select count(*)::int as n from consumer_offsets where replay_from is not null');
   }
-  checks.push({ name: 'idle, every actor checkpointed (nothing left to replay)', ok: unsaved === 0, detail: `${unsaved} partitions with unsaved actors` });
+  checks.push({
+    name: 'idle, every actor checkpointed (nothing left to replay)',
+    ok: unsaved === 0,
+    detail: `${unsaved} partitions with unsaved actors`,
+  });
   const clusterState = await dump(db.url);
   const replayState = await replayAndDump(`127.0.0.1:${o.brokerPort}`, prefix, 6, async (url) => JSON.stringify(await dump(url)));
   const replay = JSON.parse(replayState);
@@ -406,14 +552,40 @@ async function run(o: ChaosOptions, cleanup: (() => Promise<unknown> | unknown)[
     checks.push({ name: `cluster ${part} equal a single-node replay of the log`, ok: same, detail: `${clusterState[part].length} rows` });
   }
   for (const n of nodes) await n?.kill('SIGTERM');
-  return { deliveries: total, transactions: total, orders: nOrders, ordersAcked: ackedOrders.size, ordersRejected, seconds, retries, kills, restarts, brokerRestarts, takeovers, checks };
+  return {
+    deliveries: total,
+    transactions: total,
+    orders: nOrders,
+    ordersAcked: ackedOrders.size,
+    ordersRejected,
+    seconds,
+    retries,
+    kills,
+    restarts,
+    brokerRestarts,
+    takeovers,
+    checks,
+  };
 }
 
 export function printReport(r: ChaosReport): void {
   const ms = r.takeovers.map((t) => t.ms).sort((a, b) => a - b);
   const pct = (p: number) => (ms.length ? ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] : 0);
   console.log('\nchaos run');
-  console.table([{ deliveries: r.deliveries, orders: r.orders, 'orders acked': r.ordersAcked, 'orders rejected': r.ordersRejected, 'acked/s': Math.round((r.deliveries + r.ordersAcked) / r.seconds), retries: r.retries, seconds: r.seconds.toFixed(1), kills: r.kills, restarts: r.restarts, 'broker restarts': r.brokerRestarts }]);
+  console.table([
+    {
+      deliveries: r.deliveries,
+      orders: r.orders,
+      'orders acked': r.ordersAcked,
+      'orders rejected': r.ordersRejected,
+      'acked/s': Math.round((r.deliveries + r.ordersAcked) / r.seconds),
+      retries: r.retries,
+      seconds: r.seconds.toFixed(1),
+      kills: r.kills,
+      restarts: r.restarts,
+      'broker restarts': r.brokerRestarts,
+    },
+  ]);
   console.table([{ takeovers: ms.length, 'p50 ms': pct(0.5), 'p90 ms': pct(0.9), 'max ms': ms[ms.length - 1] ?? 0 }]);
   console.table(r.checks.map((c) => ({ check: c.name, result: c.ok ? 'passed' : 'FAILED', detail: c.detail ?? '' })));
 }

@@ -11,7 +11,10 @@ import { testNode } from '../helpers/node.ts';
 
 quietKafkajsTimerWarning();
 
-export async function readTopic(brokers: string, topic: string): Promise<{ partition: number; key: string; value: string; headers: Record<string, string> }[][]> {
+export async function readTopic(
+  brokers: string,
+  topic: string,
+): Promise<{ partition: number; key: string; value: string; headers: Record<string, string> }[][]> {
   const kafka = new Kafka({ brokers: [brokers], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
@@ -31,7 +34,10 @@ export async function readTopic(brokers: string, topic: string): Promise<{ parti
       eachMessage: async ({ partition, message }) => {
         if (BigInt(message.offset) >= want.get(partition)!) return;
         byPartition[partition].push({ partition, key: message.key!.toString(), value: message.value!.toString(), headers: {} });
-        if (++got >= total) { clearTimeout(timer); resolve(); }
+        if (++got >= total) {
+          clearTimeout(timer);
+          resolve();
+        }
       },
     });
   });
@@ -39,22 +45,37 @@ export async function readTopic(brokers: string, topic: string): Promise<{ parti
   return byPartition;
 }
 
-export async function replayAndDump(brokers: string, prefix: string, partitions: number, dump: (url: string) => Promise<string>): Promise<string> {
+export async function replayAndDump(
+  brokers: string,
+  prefix: string,
+  partitions: number,
+  dump: (url: string) => Promise<string>,
+): Promise<string> {
   const bus = new MemoryBus(partitions);
   const topics = [TOPICS.parlayEvents, TOPICS.clobCommands, TOPICS.walletCommands].map((t) => prefix + t);
   await bus.ensureTopics(topics.map((topic) => ({ topic, partitions })));
   let records = 0;
   for (const topic of topics) {
     const parts = await readTopic(brokers, topic);
-    for (const p of parts) { await bus.send(topic, p.map((r) => ({ key: r.key, value: r.value }))); records += p.length; }
+    for (const p of parts) {
+      await bus.send(
+        topic,
+        p.map((r) => ({ key: r.key, value: r.value })),
+      );
+      records += p.length;
+    }
   }
   const db = await freshDatabase('replay');
-  const node = await testNode({ DATABASE_URL: db.url, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(partitions), NODE_ID: 'replayer', CLOB_BOOK_CLOCK: '0' }, { bus });
+  const node = await testNode(
+    { DATABASE_URL: db.url, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: String(partitions), NODE_ID: 'replayer', CLOB_BOOK_CLOCK: '0' },
+    { bus },
+  );
   // Wait until every logged record is consumed (the replay's own outbox adds only duplicates).
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   for (let i = 0; i < 600; i++) {
-    const [{ n }] = (await c.query(`select coalesce(sum(next_offset), 0)::int as n from consumer_offsets where topic = any($1)`, [topics])).rows;
+    const [{ n }] = (await c.query(`select coalesce(sum(next_offset), 0)::int as n from consumer_offsets where topic = any($1)`, [topics]))
+      .rows;
     if (n >= records) break;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -1,6 +1,14 @@
 // A market whose outcome tokens are real SPL mints on the local chain, and wallets holding them.
 import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
-import { createApproveInstruction, createAssociatedTokenAccountIdempotentInstruction, createInitializeMint2Instruction, createMintToInstruction, getAssociatedTokenAddressSync, MINT_SIZE, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import {
+  createApproveInstruction,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToInstruction,
+  getAssociatedTokenAddressSync,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token';
 import { SystemProgram } from '@solana/web3.js';
 import type { LocalChain } from '../../src/chain/local/index.ts';
 
@@ -21,20 +29,32 @@ export class OutcomeTokens {
     await this.chain.fundWallet(this.authority.publicKey, 10n ** 10n, 0n);
     const rent = 1_461_600;
     for (const m of [this.yes, this.no]) {
-      await this.send([
-        SystemProgram.createAccount({ fromPubkey: this.authority.publicKey, newAccountPubkey: m.publicKey, lamports: rent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
-        createInitializeMint2Instruction(m.publicKey, 6, this.authority.publicKey, null),
-      ], [this.authority, m]);
+      await this.send(
+        [
+          SystemProgram.createAccount({
+            fromPubkey: this.authority.publicKey,
+            newAccountPubkey: m.publicKey,
+            lamports: rent,
+            space: MINT_SIZE,
+            programId: TOKEN_PROGRAM_ID,
+          }),
+          createInitializeMint2Instruction(m.publicKey, 6, this.authority.publicKey, null),
+        ],
+        [this.authority, m],
+      );
     }
     return this;
   }
 
   async give(owner: PublicKey, mint: PublicKey, amount: bigint) {
     const ata = getAssociatedTokenAddressSync(mint, owner, true);
-    await this.send([
-      createAssociatedTokenAccountIdempotentInstruction(this.authority.publicKey, ata, owner, mint),
-      createMintToInstruction(mint, ata, this.authority.publicKey, amount),
-    ], [this.authority]);
+    await this.send(
+      [
+        createAssociatedTokenAccountIdempotentInstruction(this.authority.publicKey, ata, owner, mint),
+        createMintToInstruction(mint, ata, this.authority.publicKey, amount),
+      ],
+      [this.authority],
+    );
     return ata;
   }
 }

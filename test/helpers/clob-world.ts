@@ -12,8 +12,16 @@ import type { ServiceNode } from '../../src/node.ts';
 export const U = 1_000_000n;
 
 export interface ClobWorld {
-  chain: LocalChain; node: ServiceNode; tokens: OutcomeTokens; market: any; delegate: Keypair;
-  alice: Keypair; bob: Keypair; A: string; B: string; close(): Promise<void>;
+  chain: LocalChain;
+  node: ServiceNode;
+  tokens: OutcomeTokens;
+  market: any;
+  delegate: Keypair;
+  alice: Keypair;
+  bob: Keypair;
+  A: string;
+  B: string;
+  close(): Promise<void>;
 }
 
 export async function clobWorld(env: Record<string, string> = {}, marketOver: Record<string, unknown> = {}): Promise<ClobWorld> {
@@ -21,14 +29,42 @@ export async function clobWorld(env: Record<string, string> = {}, marketOver: Re
   const boot = await chain.bootstrap();
   const db = await freshDatabase();
   const delegate = Keypair.generate();
-  const node = await testNode({
-    DATABASE_URL: db.url, KAFKA_BROKERS, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(), CLOB_DELEGATE: delegate.publicKey.toBase58(),
-    CLOB_INTERNAL_TOKEN: 'internal-secret', ...env,
-  }, { chain: new Web3Gateway(chain.url, boot.authority) });
+  const node = await testNode(
+    {
+      DATABASE_URL: db.url,
+      KAFKA_BROKERS,
+      CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(),
+      CLOB_DELEGATE: delegate.publicKey.toBase58(),
+      CLOB_INTERNAL_TOKEN: 'internal-secret',
+      ...env,
+    },
+    { chain: new Web3Gateway(chain.url, boot.authority) },
+  );
   const tokens = await new OutcomeTokens(chain).create();
-  const market = await createMarket(node.url, { yes_token_id: tokens.yes.publicKey.toBase58(), no_token_id: tokens.no.publicKey.toBase58(), taker_fee_bps: 100, min_size: '1', ...marketOver });
+  const market = await createMarket(node.url, {
+    yes_token_id: tokens.yes.publicKey.toBase58(),
+    no_token_id: tokens.no.publicKey.toBase58(),
+    taker_fee_bps: 100,
+    min_size: '1',
+    ...marketOver,
+  });
   const [alice, bob] = await fundedPair(chain, tokens);
   const A = await bearer(node.url, alice);
   const B = await bearer(node.url, bob);
-  return { chain, node, tokens, market, delegate, alice, bob, A, B, close: async () => { await node.close(); await chain.close(); await db.drop(); } };
+  return {
+    chain,
+    node,
+    tokens,
+    market,
+    delegate,
+    alice,
+    bob,
+    A,
+    B,
+    close: async () => {
+      await node.close();
+      await chain.close();
+      await db.drop();
+    },
+  };
 }

@@ -28,8 +28,14 @@ export const labelOf = (signature: string): string | undefined => labels.get(sig
 export function rawTx(label: string, slot: number, lines: string[]) {
   const pid = PARLAY_PROGRAM_ID.toBase58();
   return {
-    slot, blockTime: 1_763_719_200 + slot, indexWithinBlock: 0,
-    meta: { err: null, fee: 5000, logMessages: [`Program ${pid} invoke [1]`, 'Program log: Instruction: CreateParlay', ...lines, `Program ${pid} success`] },
+    slot,
+    blockTime: 1_763_719_200 + slot,
+    indexWithinBlock: 0,
+    meta: {
+      err: null,
+      fee: 5000,
+      logMessages: [`Program ${pid} invoke [1]`, 'Program log: Instruction: CreateParlay', ...lines, `Program ${pid} success`],
+    },
     transaction: { signatures: [sig(label)], message: { accountKeys: [pid] } },
   };
 }
@@ -38,26 +44,60 @@ const markets = Array.from({ length: 64 }, () => Keypair.generate().publicKey);
 
 export function parlayCreated(parlayId: number, user: PublicKey, slot: number) {
   const legs = [0, 1, 2].map((i) => ({
-    market_id: new BN(1000 + ((parlayId + i * 7) % 64)), market: markets[(parlayId + i * 7) % 64], outcome: i % 2, probability: 500_000,
+    market_id: new BN(1000 + ((parlayId + i * 7) % 64)),
+    market: markets[(parlayId + i * 7) % 64],
+    outcome: i % 2,
+    probability: 500_000,
   }));
   return eventLine('ParlayCreated', {
-    parlay_id: new BN(parlayId), user, stake: new BN(10_000_000), combined_probability: new BN(125_000_000_000),
-    potential_payout: new BN(78_400_000), legs, vault_balance: new BN(100_000_000_000 + parlayId), total_staked: new BN(parlayId * 10_000_000),
-    total_exposure: new BN(parlayId), created_at: new BN(1_763_719_200 + parlayId),
+    parlay_id: new BN(parlayId),
+    user,
+    stake: new BN(10_000_000),
+    combined_probability: new BN(125_000_000_000),
+    potential_payout: new BN(78_400_000),
+    legs,
+    vault_balance: new BN(100_000_000_000 + parlayId),
+    total_staked: new BN(parlayId * 10_000_000),
+    total_exposure: new BN(parlayId),
+    created_at: new BN(1_763_719_200 + parlayId),
   });
 }
 
 /** LegSettled of `leg` with the parlay's state after it. */
-export function legSettled(parlayId: number, leg: number, legStatus: number, parlayStatus: number, resolved: number, won: number, lost: number, payout: number, slot: number) {
+export function legSettled(
+  parlayId: number,
+  leg: number,
+  legStatus: number,
+  parlayStatus: number,
+  resolved: number,
+  won: number,
+  lost: number,
+  payout: number,
+  slot: number,
+) {
   return eventLine('LegSettled', {
-    parlay_id: new BN(parlayId), leg_index: leg, market_id: new BN(1000 + leg), leg_status: legStatus, parlay_status: parlayStatus,
-    legs_won: won, legs_lost: lost, legs_resolved: resolved, actual_payout: new BN(payout), total_exposure: new BN(slot), settled_at: new BN(1_763_719_200 + slot),
+    parlay_id: new BN(parlayId),
+    leg_index: leg,
+    market_id: new BN(1000 + leg),
+    leg_status: legStatus,
+    parlay_status: parlayStatus,
+    legs_won: won,
+    legs_lost: lost,
+    legs_resolved: resolved,
+    actual_payout: new BN(payout),
+    total_exposure: new BN(slot),
+    settled_at: new BN(1_763_719_200 + slot),
   });
 }
 
 export function parlayClaimed(parlayId: number, user: PublicKey, amount: number, slot: number) {
   return eventLine('ParlayClaimed', {
-    parlay_id: new BN(parlayId), user, amount: new BN(amount), vault_balance: new BN(100_000_000_000 - slot), total_paid_out: new BN(slot), claimed_at: new BN(1_763_719_200 + slot),
+    parlay_id: new BN(parlayId),
+    user,
+    amount: new BN(amount),
+    vault_balance: new BN(100_000_000_000 - slot),
+    total_paid_out: new BN(slot),
+    claimed_at: new BN(1_763_719_200 + slot),
   });
 }
 
@@ -77,7 +117,11 @@ export function parlayLife(id: number, user: PublicKey, slot0: number) {
     }
     won++;
     const done = leg === 2;
-    txs.push(rawTx(`s-${id}-${leg}`, slot0 + 1 + leg, [legSettled(id, leg, 1, done ? 1 : 0, leg + 1, won, 0, done ? 78_400_000 : 0, slot0 + 1 + leg)]));
+    txs.push(
+      rawTx(`s-${id}-${leg}`, slot0 + 1 + leg, [
+        legSettled(id, leg, 1, done ? 1 : 0, leg + 1, won, 0, done ? 78_400_000 : 0, slot0 + 1 + leg),
+      ]),
+    );
   }
   txs.push(rawTx(`x-${id}`, slot0 + 4, [parlayClaimed(id, user, 78_400_000, slot0 + 4)]));
   return txs;

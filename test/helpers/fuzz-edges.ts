@@ -19,7 +19,12 @@ export interface FuzzTarget {
   wallet: Keypair;
 }
 
-export interface Sent { status: number; body: string; ms: number; probeMs: number }
+export interface Sent {
+  status: number;
+  body: string;
+  ms: number;
+  probeMs: number;
+}
 
 /** Every probe's answer time, and what was sent when a probe was slow. */
 export class Responsiveness {
@@ -39,7 +44,11 @@ export class Responsiveness {
 
 /** Sends a request with a /healthz probe fired alongside it. */
 export async function send(
-  url: string, method: string, path: string, o: { headers?: Record<string, string>; body?: string | Uint8Array }, seen: Responsiveness,
+  url: string,
+  method: string,
+  path: string,
+  o: { headers?: Record<string, string>; body?: string | Uint8Array },
+  seen: Responsiveness,
 ): Promise<Sent> {
   const started = performance.now();
   const probe = (async () => {
@@ -52,7 +61,7 @@ export async function send(
   const body = await res.text();
   const ms = performance.now() - started;
   const probeMs = await probe;
-  seen.note(probeMs, `${method} ${path.slice(0, 120)} (${typeof o.body === 'string' ? o.body.length : o.body?.length ?? 0} bytes)`);
+  seen.note(probeMs, `${method} ${path.slice(0, 120)} (${typeof o.body === 'string' ? o.body.length : (o.body?.length ?? 0)} bytes)`);
   return { status: res.status, body, ms, probeMs };
 }
 
@@ -62,7 +71,22 @@ const json = (headers: Record<string, string> = {}) => ({ 'content-type': 'appli
 export const hostileString = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', '\u0000', 'a\u0000b', '\ud800', '\uffff', '💥', '../../etc/passwd', "' or 1=1 --", '%00', '0x', '-1', '1e309', 'NaN', '[object Object]'),
+  fc.constantFrom(
+    '',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\uffff',
+    '💥',
+    '../../etc/passwd',
+    "' or 1=1 --",
+    '%00',
+    '0x',
+    '-1',
+    '1e309',
+    'NaN',
+    '[object Object]',
+  ),
   fc.integer({ min: 1, max: 70_000 }).map((n) => '2'.repeat(n)),
   fc.integer({ min: 200, max: 5_000 }).map((n) => 'A'.repeat(n)),
   fc.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{30,100}$/),
@@ -72,7 +96,12 @@ export const hostileString = fc.oneof(
 /** Any JSON value (deep nesting comes as text: see hostileBody). */
 const hostileJson = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
-  { weight: 2, arbitrary: fc.dictionary(hostileString, fc.oneof(hostileString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null)), { maxKeys: 6 }) },
+  {
+    weight: 2,
+    arbitrary: fc.dictionary(hostileString, fc.oneof(hostileString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null)), {
+      maxKeys: 6,
+    }),
+  },
 );
 
 /** A raw body: JSON text (maybe deeply nested), or bytes that are not UTF-8 or not JSON. */
@@ -82,7 +111,12 @@ const hostileBody = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 50, max: 30_000 }).map((d) => '['.repeat(d) + ']'.repeat(d)) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }) },
   { weight: 1, arbitrary: fc.constantFrom('{"slot":', '\u0000', '{"a":"\u00ff"}', 'null', '[]', '{}', '"x"') },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('{"s":"', '["'), fc.constantFrom([0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80])).map(([pre, bad]) => new Uint8Array([...Buffer.from(pre), ...bad, ...Buffer.from('"' + (pre[0] === '[' ? ']' : '}'))])) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom('{"s":"', '["'), fc.constantFrom([0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]))
+      .map(([pre, bad]) => new Uint8Array([...Buffer.from(pre), ...bad, ...Buffer.from('"' + (pre[0] === '[' ? ']' : '}'))])),
+  },
 );
 
 /** A log line of a transaction: the program's own shapes with hostile contents, or anything. */
@@ -114,8 +148,14 @@ function bs58encode(b: Uint8Array): string {
   const A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
   let n = BigInt('0x' + (Buffer.from(b).toString('hex') || '0'));
   let s = '';
-  while (n > 0n) { s = A[Number(n % 58n)] + s; n /= 58n; }
-  for (const x of b) { if (x !== 0) break; s = '1' + s; }
+  while (n > 0n) {
+    s = A[Number(n % 58n)] + s;
+    n /= 58n;
+  }
+  for (const x of b) {
+    if (x !== 0) break;
+    s = '1' + s;
+  }
   return s;
 }
 
@@ -128,26 +168,68 @@ export function knownHostile(t: Pick<FuzzTarget, 'wallet' | 'platformSecret'>) {
   const now = Math.floor(Date.now() / 1000);
   const deepLog = '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000);
   return {
-    webhookBodies: [[`[{"slot":1,"meta":{"err":null,"logMessages":["Log truncated"],"x":${deepLog}},"transaction":{"signatures":["x"]}}]`], [new Uint8Array([0x5b, 0x22, 0xff, 0x22, 0x5d])], [new Uint8Array([0x5b, 0x22, 0xc3, 0x28, 0x22, 0x5d])]],
-    webhookLogs: [[[[9, 'Program data: \u0000']], '5hNHJzEk9MLS8ECVipb6p6vVtfJg2XqN3AKcARuVoGoozDUkKpvxqCjqaVg6Fbq1diSu8iBqqf2bkRbuuVyv5A4c', 'A'.repeat(300), undefined]],
-    platformJwts: [[`Bearer ${hs256({ sub: 'x', wallet: 'W'.repeat(300), exp: now + 3600 }, t.platformSecret)}`, '/api/parlays/user/'], [`Bearer ${hs256({ sub: 'a\u0000b', exp: now + 3600 }, '')}`, '/api/parlays/user/']],
+    webhookBodies: [
+      [`[{"slot":1,"meta":{"err":null,"logMessages":["Log truncated"],"x":${deepLog}},"transaction":{"signatures":["x"]}}]`],
+      [new Uint8Array([0x5b, 0x22, 0xff, 0x22, 0x5d])],
+      [new Uint8Array([0x5b, 0x22, 0xc3, 0x28, 0x22, 0x5d])],
+    ],
+    webhookLogs: [
+      [
+        [[9, 'Program data: \u0000']],
+        '5hNHJzEk9MLS8ECVipb6p6vVtfJg2XqN3AKcARuVoGoozDUkKpvxqCjqaVg6Fbq1diSu8iBqqf2bkRbuuVyv5A4c',
+        'A'.repeat(300),
+        undefined,
+      ],
+    ],
+    platformJwts: [
+      [`Bearer ${hs256({ sub: 'x', wallet: 'W'.repeat(300), exp: now + 3600 }, t.platformSecret)}`, '/api/parlays/user/'],
+      [`Bearer ${hs256({ sub: 'a\u0000b', exp: now + 3600 }, '')}`, '/api/parlays/user/'],
+    ],
     signIn: [[JSON.stringify({ address, timestamp: now, signature: '2'.repeat(80_000) })]],
     orders: [[JSON.stringify({ order: { signer: 'x'.repeat(60_000) }, orderType: 'GTC' })]],
-    cancels: [[['/v1/orders/cancel', JSON.stringify({ orderID: 'a\u0000b' })]], [['/v1/orders/cancel-batch', JSON.stringify({ orderIDs: ['\u0000'] })]]],
-    queries: [[['/v1/trades', ['taker']], [[0, 'a%00b', true]]],
+    cancels: [
+      [['/v1/orders/cancel', JSON.stringify({ orderID: 'a\u0000b' })]],
+      [['/v1/orders/cancel-batch', JSON.stringify({ orderIDs: ['\u0000'] })]],
+    ],
+    queries: [
+      [['/v1/trades', ['taker']], [[0, 'a%00b', true]]],
       // Found by bench/fuzz.ts: a time beyond PostgreSQL's timestamps was a 500.
-      [['/v1/trades', ['before', 'after']], [[0, '2222222222222222', false], [1, '9'.repeat(30), false]]],
-      [['/api/parlays/admin/', ['page']], [[0, '2222222222222222222', false]]], [['/api/parlays/admin/', ['page']], [[0, '1e300', false]]], [['/v1/trades', ['id', 'maker', 'asset_id']], [[0, 'a\u0000b', false], [1, 'a\u0000b', false], [2, '%00', true]]]],
+      [
+        ['/v1/trades', ['before', 'after']],
+        [
+          [0, '2222222222222222', false],
+          [1, '9'.repeat(30), false],
+        ],
+      ],
+      [['/api/parlays/admin/', ['page']], [[0, '2222222222222222222', false]]],
+      [['/api/parlays/admin/', ['page']], [[0, '1e300', false]]],
+      [
+        ['/v1/trades', ['id', 'maker', 'asset_id']],
+        [
+          [0, 'a\u0000b', false],
+          [1, 'a\u0000b', false],
+          [2, '%00', true],
+        ],
+      ],
+    ],
   } as Record<string, unknown[][]>;
 }
 
 /** One property per edge. `rowsBefore` / no-row checks are the test's (it knows the database). */
 export function edgeProperties(t: FuzzTarget, seen: Responsiveness) {
-  const hook = (body: string | Uint8Array) => send(t.url, 'POST', '/api/parlays/webhooks/indexer/', { headers: json({ authorization: t.webhookSecret }), body }, seen);
+  const hook = (body: string | Uint8Array) =>
+    send(t.url, 'POST', '/api/parlays/webhooks/indexer/', { headers: json({ authorization: t.webhookSecret }), body }, seen);
   const created = fixture('03')[0];
   const ok = (r: Sent, allowed: number[], what: string) => {
-    if (!allowed.includes(r.status)) throw new Error(`${what}: answered ${r.status} (allowed ${allowed.join(', ')}): ${r.body.slice(0, 300)}`);
-    if (r.status >= 400 && ![413, 414, 429, 431].includes(r.status) && r.status !== 401 && r.status !== 403 && !/"(error|code)"/.test(r.body)) {
+    if (!allowed.includes(r.status))
+      throw new Error(`${what}: answered ${r.status} (allowed ${allowed.join(', ')}): ${r.body.slice(0, 300)}`);
+    if (
+      r.status >= 400 &&
+      ![413, 414, 429, 431].includes(r.status) &&
+      r.status !== 401 &&
+      r.status !== 403 &&
+      !/"(error|code)"/.test(r.body)
+    ) {
       throw new Error(`${what}: a ${r.status} without the contract's error shape: ${r.body.slice(0, 300)}`);
     }
   };
@@ -160,7 +242,10 @@ export function edgeProperties(t: FuzzTarget, seen: Responsiveness) {
 
     /** A real ParlayCreated delivery with hostile log lines and fields spliced in. */
     webhookLogs: fc.asyncProperty(
-      fc.array(fc.tuple(fc.nat(), logLine), { maxLength: 8 }), base58Signature, fc.option(hostileString, { nil: undefined }), fc.option(fc.integer({ min: -5, max: 2 ** 53 }), { nil: undefined }),
+      fc.array(fc.tuple(fc.nat(), logLine), { maxLength: 8 }),
+      base58Signature,
+      fc.option(hostileString, { nil: undefined }),
+      fc.option(fc.integer({ min: -5, max: 2 ** 53 }), { nil: undefined }),
       async (inserts, signature, badSignature, slot) => {
         const tx = structuredClone(created);
         const logs: string[] = tx.meta.logMessages;
@@ -171,14 +256,24 @@ export function edgeProperties(t: FuzzTarget, seen: Responsiveness) {
         const r = await hook(JSON.stringify([tx]));
         ok(r, [200, 400, 503], 'webhook logs');
         if (r.status === 503 && !/deferred/.test(r.body)) throw new Error(`webhook logs: a 503 that is not a deferral: ${r.body}`);
-      }),
+      },
+    ),
 
     /** Platform JWTs: forged, malformed, or validly signed with hostile claims. */
     platformJwts: fc.asyncProperty(
       fc.oneof(
         hostileString.map((s) => `Bearer ${s}`),
         hostileString,
-        fc.record({ sub: hostileString, wallet: fc.option(hostileString), is_superuser: fc.oneof(fc.boolean(), hostileString), exp: fc.oneof(fc.constant(Math.floor(Date.now() / 1000) + 3600), fc.integer(), hostileString) }, { requiredKeys: [] })
+        fc
+          .record(
+            {
+              sub: hostileString,
+              wallet: fc.option(hostileString),
+              is_superuser: fc.oneof(fc.boolean(), hostileString),
+              exp: fc.oneof(fc.constant(Math.floor(Date.now() / 1000) + 3600), fc.integer(), hostileString),
+            },
+            { requiredKeys: [] },
+          )
           .map((claims) => `Bearer ${hs256(claims, t.platformSecret)}`),
         fc.record({ sub: hostileString }).map((c) => `Bearer ${jwt.sign(c, 'not-the-secret', { algorithm: 'HS256', expiresIn: 3600 })}`),
       ),
@@ -187,31 +282,74 @@ export function edgeProperties(t: FuzzTarget, seen: Responsiveness) {
         // A header carries bytes: UTF-8 sent raw; fetch cannot send NUL, CR or LF at all.
         // Past Node's 16 KiB of headers the server answers 431 and may reset the connection while the
         // client still sends (fetch then fails): headers stay under it, 431 is tried by length alone.
-        const authorization = Buffer.from(auth, 'utf8').toString('latin1').replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '').slice(0, 12_000);
+        const authorization = Buffer.from(auth, 'utf8')
+          .toString('latin1')
+          .replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '')
+          .slice(0, 12_000);
         ok(await send(t.url, 'GET', path, { headers: { authorization } }, seen), [200, 400, 401, 403, 431], 'platform jwt');
-      }),
+      },
+    ),
 
     /** Sign-in bodies: never a token for a message nobody signed. */
     signIn: fc.asyncProperty(
       fc.oneof(
-        fc.record({
-          address: fc.oneof(hostileString, fc.constant(t.wallet.publicKey.toBase58())),
-          timestamp: fc.oneof(fc.constant(Math.floor(Date.now() / 1000)), fc.integer(), fc.double(), hostileString),
-          signature: fc.oneof(hostileString, base58Signature),
-        }, { requiredKeys: [] }).map((b) => JSON.stringify(b) as string | Uint8Array),
+        fc
+          .record(
+            {
+              address: fc.oneof(hostileString, fc.constant(t.wallet.publicKey.toBase58())),
+              timestamp: fc.oneof(fc.constant(Math.floor(Date.now() / 1000)), fc.integer(), fc.double(), hostileString),
+              signature: fc.oneof(hostileString, base58Signature),
+            },
+            { requiredKeys: [] },
+          )
+          .map((b) => JSON.stringify(b) as string | Uint8Array),
         hostileBody,
       ),
       async (body) => {
         ok(await send(t.url, 'POST', '/v1/auth/token', { headers: json(), body }, seen), [400, 401, 413, 429], 'sign-in');
-      }),
+      },
+    ),
 
     /** Signed orders with one field made hostile (the signature then fails too), or any body. */
     orders: fc.asyncProperty(
       fc.oneof(
-        fc.tuple(fc.constantFrom<keyof SignedOrder>('salt', 'maker', 'signer', 'taker', 'tokenId', 'makerAmount', 'takerAmount', 'side', 'expiration', 'nonce', 'feeRateBps', 'signature'), fc.oneof(hostileString, fc.integer(), fc.constant(null)), fc.constantFrom('GTC', 'FOK', 'GTD', 'IOC', ''))
+        fc
+          .tuple(
+            fc.constantFrom<keyof SignedOrder>(
+              'salt',
+              'maker',
+              'signer',
+              'taker',
+              'tokenId',
+              'makerAmount',
+              'takerAmount',
+              'side',
+              'expiration',
+              'nonce',
+              'feeRateBps',
+              'signature',
+            ),
+            fc.oneof(hostileString, fc.integer(), fc.constant(null)),
+            fc.constantFrom('GTC', 'FOK', 'GTD', 'IOC', ''),
+          )
           .map(([field, value, orderType]) => {
             const maker = t.wallet.publicKey.toBase58();
-            const good = signOrder({ salt: '1', maker, signer: maker, taker: '11111111111111111111111111111111', tokenId: Keypair.generate().publicKey.toBase58(), makerAmount: '1000000', takerAmount: '2000000', side: 'BUY', expiration: '0', nonce: '0', feeRateBps: '0' }, t.wallet.secretKey);
+            const good = signOrder(
+              {
+                salt: '1',
+                maker,
+                signer: maker,
+                taker: '11111111111111111111111111111111',
+                tokenId: Keypair.generate().publicKey.toBase58(),
+                makerAmount: '1000000',
+                takerAmount: '2000000',
+                side: 'BUY',
+                expiration: '0',
+                nonce: '0',
+                feeRateBps: '0',
+              },
+              t.wallet.secretKey,
+            );
             return JSON.stringify({ order: { ...good, [field]: value }, orderType }) as string | Uint8Array;
           }),
         hostileBody,
@@ -219,32 +357,63 @@ export function edgeProperties(t: FuzzTarget, seen: Responsiveness) {
       async (body) => {
         const r = await send(t.url, 'POST', '/v1/order', { headers: json({ authorization: `Bearer ${t.clobToken}` }), body }, seen);
         ok(r, [400, 413, 429], 'order');
-        if (r.status === 400 && !/"success":false/.test(r.body)) throw new Error(`order: a 400 not in the rejection shape: ${r.body.slice(0, 300)}`);
-      }),
+        if (r.status === 400 && !/"success":false/.test(r.body))
+          throw new Error(`order: a 400 not in the rejection shape: ${r.body.slice(0, 300)}`);
+      },
+    ),
 
     /** Cancels of ids that are not orders (or not ids). */
     cancels: fc.asyncProperty(
-      fc.oneof(
-        fc.tuple(fc.constant('/v1/orders/cancel'), fc.oneof(hostileString, fc.integer()).map((orderID) => ({ orderID }))),
-        fc.tuple(fc.constant('/v1/orders/cancel-batch'), fc.array(fc.oneof(hostileString, fc.integer()), { maxLength: 5 }).map((orderIDs) => ({ orderIDs }))),
-        fc.tuple(fc.constant('/v1/orders/cancel-market'), fc.record({ market: hostileString, asset_id: hostileString }, { requiredKeys: [] })),
-      ).map(([path, body]) => [path, JSON.stringify(body)] as const),
+      fc
+        .oneof(
+          fc.tuple(
+            fc.constant('/v1/orders/cancel'),
+            fc.oneof(hostileString, fc.integer()).map((orderID) => ({ orderID })),
+          ),
+          fc.tuple(
+            fc.constant('/v1/orders/cancel-batch'),
+            fc.array(fc.oneof(hostileString, fc.integer()), { maxLength: 5 }).map((orderIDs) => ({ orderIDs })),
+          ),
+          fc.tuple(
+            fc.constant('/v1/orders/cancel-market'),
+            fc.record({ market: hostileString, asset_id: hostileString }, { requiredKeys: [] }),
+          ),
+        )
+        .map(([path, body]) => [path, JSON.stringify(body)] as const),
       async ([path, body]) => {
-        ok(await send(t.url, 'POST', path, { headers: json({ authorization: `Bearer ${t.clobToken}` }), body }, seen), [200, 400, 413, 429], path);
-      }),
+        ok(
+          await send(t.url, 'POST', path, { headers: json({ authorization: `Bearer ${t.clobToken}` }), body }, seen),
+          [200, 400, 413, 429],
+          path,
+        );
+      },
+    ),
 
     /** Query strings, percent-encoded or raw (invalid escapes, NUL, bytes that are not UTF-8). */
     queries: fc.asyncProperty(
       fc.constantFrom(
         ['/v1/trades', ['id', 'taker', 'maker', 'asset_id', 'market', 'limit', 'before', 'after', 'owner']],
-        ['/v1/open-orders', ['market']], ['/v1/orders', ['market']], ['/v1/orders/value-range', ['min_value']],
-        ['/api/parlays/admin/', ['page', 'status', 'wallet']], ['/api/parlays/user/', ['status']],
+        ['/v1/open-orders', ['market']],
+        ['/v1/orders', ['market']],
+        ['/v1/orders/value-range', ['min_value']],
+        ['/api/parlays/admin/', ['page', 'status', 'wallet']],
+        ['/api/parlays/user/', ['status']],
       ) as fc.Arbitrary<[string, string[]]>,
       fc.array(fc.tuple(fc.nat(), hostileString, fc.boolean()), { minLength: 1, maxLength: 3 }),
       async ([path, names], params) => {
-        const q = params.map(([i, v, raw]) => `${names[i % names.length]}=${(raw ? rawQueryValue(v) : encodeURIComponent(v.replace(/[\ud800-\udfff]/g, ''))).slice(0, 6000)}`).join('&');
-        const headers = { authorization: path.startsWith('/v1') ? `Bearer ${t.clobToken}` : `Bearer ${jwt.sign({ sub: 'fuzz-admin', is_superuser: true }, t.platformSecret, { algorithm: 'HS256', expiresIn: 3600 })}` };
+        const q = params
+          .map(
+            ([i, v, raw]) =>
+              `${names[i % names.length]}=${(raw ? rawQueryValue(v) : encodeURIComponent(v.replace(/[\ud800-\udfff]/g, ''))).slice(0, 6000)}`,
+          )
+          .join('&');
+        const headers = {
+          authorization: path.startsWith('/v1')
+            ? `Bearer ${t.clobToken}`
+            : `Bearer ${jwt.sign({ sub: 'fuzz-admin', is_superuser: true }, t.platformSecret, { algorithm: 'HS256', expiresIn: 3600 })}`,
+        };
         ok(await send(t.url, 'GET', `${path}?${q}`, { headers }, seen), [200, 400, 414, 429, 431], `GET ${path}`);
-      }),
+      },
+    ),
   };
 }

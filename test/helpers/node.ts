@@ -35,22 +35,44 @@ export async function testNode(over: Record<string, string | undefined> = {}, op
   return startNode(cfg, { log: pino({ level: cfg.logLevel }), chain: null, ...opts });
 }
 
-export function token(claims: { sub: string; wallet?: string | null; is_superuser?: boolean }, secret = JWT_SECRET, expiresIn = 3600): string {
+export function token(
+  claims: { sub: string; wallet?: string | null; is_superuser?: boolean },
+  secret = JWT_SECRET,
+  expiresIn = 3600,
+): string {
   return jwt.sign(claims, secret, { algorithm: 'HS256', expiresIn });
 }
 
-export interface Res { status: number; body: any; headers: Headers }
+export interface Res {
+  status: number;
+  body: any;
+  headers: Headers;
+}
 
-export async function call(base: string, method: string, path: string, opts: { token?: string; auth?: string; body?: unknown; raw?: string } = {}): Promise<Res> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string; auth?: string; body?: unknown; raw?: string } = {},
+): Promise<Res> {
   const headers: Record<string, string> = {};
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.auth !== undefined) headers.authorization = opts.auth;
   let body: string | undefined;
-  if (opts.raw !== undefined) { body = opts.raw; headers['content-type'] = 'application/json'; }
-  else if (opts.body !== undefined) { body = JSON.stringify(opts.body); headers['content-type'] = 'application/json'; }
+  if (opts.raw !== undefined) {
+    body = opts.raw;
+    headers['content-type'] = 'application/json';
+  } else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] = 'application/json';
+  }
   const r = await fetch(base + path, { method, headers, body });
   const text = await r.text();
   let parsed: any = text;
-  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: r.status, body: parsed, headers: r.headers };
 }

@@ -5,7 +5,12 @@ import path from 'node:path';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export interface OpsRun { code: number | null; stdout: string; stderr: string; json: any }
+export interface OpsRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
 
 export interface OpsProcess {
   child: ChildProcess;
@@ -15,17 +20,29 @@ export interface OpsProcess {
 
 export function startOps(args: string[], env: Record<string, string | undefined>): OpsProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ops.ts', ...args], {
-    cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => { stdout += d; });
-  child.stderr!.on('data', (d) => { stderr += d; });
-  const done = new Promise<OpsRun>((resolve) => child.on('exit', (code) => {
-    let json: any = null;
-    try { json = JSON.parse(stdout.trim().split('\n').pop() ?? ''); } catch { /* not JSON */ }
-    resolve({ code, stdout, stderr, json });
-  }));
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  const done = new Promise<OpsRun>((resolve) =>
+    child.on('exit', (code) => {
+      let json: any = null;
+      try {
+        json = JSON.parse(stdout.trim().split('\n').pop() ?? '');
+      } catch {
+        /* not JSON */
+      }
+      resolve({ code, stdout, stderr, json });
+    }),
+  );
   return { child, stderr: () => stderr, done };
 }
 

@@ -29,25 +29,50 @@ export async function startProcessNode(env: Record<string, string>, timeoutMs = 
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, APP_ENV: 'development', HOST: '127.0.0.1', PORT: String(port), LOCAL_CHAIN: '0', LOG_LEVEL: 'warn', CLOB_JWT_SECRET: 'test-clob-secret', CLOB_INTERNAL_TOKEN: 'internal-secret', ...env },
+    env: {
+      ...process.env,
+      APP_ENV: 'development',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOCAL_CHAIN: '0',
+      LOG_LEVEL: 'warn',
+      CLOB_JWT_SECRET: 'test-clob-secret',
+      CLOB_INTERNAL_TOKEN: 'internal-secret',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d) => { out += d; });
-  child.stderr!.on('data', (d) => { out += d; });
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   let dead = false;
-  exited.then(() => { dead = true; });
+  exited.then(() => {
+    dead = true;
+  });
   while (true) {
     if (dead) throw new Error(`node exited during start:\n${out}`);
-    try { if ((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok) break; } catch { /* not yet */ }
-    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`node did not start:\n${out}`); }
+    try {
+      if ((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`node did not start:\n${out}`);
+    }
     await new Promise((r) => setTimeout(r, 150));
   }
   return {
-    url, child, exited,
+    url,
+    child,
+    exited,
     output: () => out,
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -11,7 +11,15 @@ export async function deliver(base: string, name: string) {
 }
 
 export async function runFixtureScenario(t: ExecutionContext, base: string) {
-  const expected: Record<string, [number, number]> = { '01': [1, 0], '02': [1, 0], '03': [1, 0], '04': [1, 0], '05': [2, 0], '06': [0, 1], '08': [1, 0] };
+  const expected: Record<string, [number, number]> = {
+    '01': [1, 0],
+    '02': [1, 0],
+    '03': [1, 0],
+    '04': [1, 0],
+    '05': [2, 0],
+    '06': [0, 1],
+    '08': [1, 0],
+  };
   for (const name of ORDER) {
     const r = await deliver(base, name);
     if (name === '07') {
@@ -49,10 +57,13 @@ export async function assertFinalState(t: ExecutionContext, base: string) {
   t.not(p1.claim_tx_signature, '');
   t.truthy(p1.claimed_at);
   t.truthy(p1.settled_at);
-  t.deepEqual(p1.legs.map((l: any) => [l.leg_index, l.on_chain_market_id, l.selected_outcome, l.probability_at_entry, l.status]), [
-    [0, 101, 'YES', '0.500000', 'won'],
-    [1, 102, 'NO', '0.400000', 'won'],
-  ]);
+  t.deepEqual(
+    p1.legs.map((l: any) => [l.leg_index, l.on_chain_market_id, l.selected_outcome, l.probability_at_entry, l.status]),
+    [
+      [0, 101, 'YES', '0.500000', 'won'],
+      [1, 102, 'NO', '0.400000', 'won'],
+    ],
+  );
   t.is(p3.status, 'lost');
   t.is(p3.legs_lost, 1);
   t.is(p3.legs[0].status, 'lost');
@@ -72,10 +83,19 @@ export async function assertFinalState(t: ExecutionContext, base: string) {
   const owner = token({ sub: 'owner-1', wallet: String(p1.user_wallet).toUpperCase() });
   const mine = await call(base, 'GET', '/api/parlays/user/', { token: owner });
   t.is(mine.status, 200);
-  t.true(mine.body.data.some((p: any) => p.parlay_id === p1.parlay_id), 'the owner lists parlay 1');
-  t.deepEqual(mine.body.data.find((p: any) => p.parlay_id === p1.parlay_id), p1);
+  t.true(
+    mine.body.data.some((p: any) => p.parlay_id === p1.parlay_id),
+    'the owner lists parlay 1',
+  );
+  t.deepEqual(
+    mine.body.data.find((p: any) => p.parlay_id === p1.parlay_id),
+    p1,
+  );
   const claimed = await call(base, 'GET', '/api/parlays/user/?status=claimed', { token: owner });
-  t.deepEqual(claimed.body.data.map((p: any) => p.status), claimed.body.data.map(() => 'claimed'));
+  t.deepEqual(
+    claimed.body.data.map((p: any) => p.status),
+    claimed.body.data.map(() => 'claimed'),
+  );
   t.true(claimed.body.data.length >= 1);
   const one = await call(base, 'GET', `/api/parlays/${p1.parlay_id}/`, { token: owner });
   t.is(one.status, 200);

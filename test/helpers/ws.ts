@@ -25,7 +25,11 @@ export class WsClient {
       this.apply(m);
       this.wake();
     });
-    ws.on('close', (code, reason) => { this.closeCode = code; this.closeReason = String(reason); this.wake(); });
+    ws.on('close', (code, reason) => {
+      this.closeCode = code;
+      this.closeReason = String(reason);
+      this.wake();
+    });
     ws.on('error', () => undefined);
   }
 
@@ -39,9 +43,15 @@ export class WsClient {
     });
   }
 
-  send(v: unknown): void { this.ws.send(typeof v === 'string' ? v : JSON.stringify(v)); }
+  send(v: unknown): void {
+    this.ws.send(typeof v === 'string' ? v : JSON.stringify(v));
+  }
 
-  private wake() { const w = this.waiters; this.waiters = []; for (const f of w) f(); }
+  private wake() {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
 
   /** Resolves with the first message (from index `from`) matching, or rejects after `ms`. */
   async until<T = any>(pred: (m: any) => boolean, ms = 30_000, from = 0): Promise<T> {
@@ -52,7 +62,13 @@ export class WsClient {
       if (this.closeCode !== null) throw new Error(`closed ${this.closeCode} ${this.closeReason} before the message came`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no such message in ${ms} ms; got ${JSON.stringify(this.messages.slice(-5))}`);
-      await new Promise<void>((r) => { const t = setTimeout(r, left); this.waiters.push(() => { clearTimeout(t); r(); }); });
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
     }
   }
 
@@ -62,7 +78,13 @@ export class WsClient {
     while (this.closeCode === null) {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`still open after ${ms} ms`);
-      await new Promise<void>((r) => { const t = setTimeout(r, left); this.waiters.push(() => { clearTimeout(t); r(); }); });
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
     }
     return this.closeCode;
   }
@@ -84,7 +106,8 @@ export class WsClient {
       const b = this.books.get(c.asset_id);
       if (!b) continue;
       const side = c.side === 'BUY' ? b.bids : b.asks;
-      if (c.size === '0') side.delete(c.price); else side.set(c.price, c.size);
+      if (c.size === '0') side.delete(c.price);
+      else side.set(c.price, c.size);
     }
   }
 
@@ -92,8 +115,10 @@ export class WsClient {
   view(asset: string): { bids: Level[]; asks: Level[] } {
     const b = this.books.get(asset);
     if (!b) return { bids: [], asks: [] };
-    const list = (m: Map<string, string>, desc: boolean) => [...m].map(([price, size]) => ({ price, size }))
-      .sort((x, y) => (desc ? Number(y.price) - Number(x.price) : Number(x.price) - Number(y.price)));
+    const list = (m: Map<string, string>, desc: boolean) =>
+      [...m]
+        .map(([price, size]) => ({ price, size }))
+        .sort((x, y) => (desc ? Number(y.price) - Number(x.price) : Number(x.price) - Number(y.price)));
     return { bids: list(b.bids, true), asks: list(b.asks, false) };
   }
 
@@ -103,20 +128,32 @@ export class WsClient {
     for (const [m, n] of other.seqs) this.seqs.set(m, n);
   }
 
-  terminate(): void { this.ws.terminate(); }
-  close(): void { this.ws.close(); }
+  terminate(): void {
+    this.ws.terminate();
+  }
+  close(): void {
+    this.ws.close();
+  }
 }
 
 /** A raw TCP client that upgrades, then writes masked text frames and never reads (a stalled consumer). */
-export function rawSocket(url: string, path: string): Promise<{ frame(text: string): boolean; destroy(): void; socket: import('node:net').Socket }> {
+export function rawSocket(
+  url: string,
+  path: string,
+): Promise<{ frame(text: string): boolean; destroy(): void; socket: import('node:net').Socket }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const s = tcp(Number(u.port), u.hostname, () => {
-      s.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      s.write(
+        `GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
       // Read only the upgrade answer, then stop reading for good.
       s.once('data', (d) => {
         s.pause();
-        if (!String(d).startsWith('HTTP/1.1 101')) { reject(new Error(`upgrade: ${String(d).split('\r\n')[0]}`)); return; }
+        if (!String(d).startsWith('HTTP/1.1 101')) {
+          reject(new Error(`upgrade: ${String(d).split('\r\n')[0]}`));
+          return;
+        }
         resolve({
           socket: s,
           destroy: () => s.destroy(),

@@ -13,7 +13,10 @@ import { displayTransactionError, type TransactionErrorJson } from './tx-errors.
 const FAUCET_LAMPORTS = 10n ** 18n;
 const UPGRADEABLE_LOADER = new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111');
 
-export interface ChainOptions { slotMs?: number; programId?: PublicKey }
+export interface ChainOptions {
+  slotMs?: number;
+  programId?: PublicKey;
+}
 
 export class Chain {
   readonly svm = SvmAccess.create();
@@ -30,7 +33,12 @@ export class Chain {
   constructor(readonly opts: ChainOptions = {}) {
     this.programId = opts.programId ?? PARLAY_PROGRAM_ID;
     this.executor = new Executor(this.svm, this.programId);
-    this.svm.set(this.faucet.publicKey, { lamports: FAUCET_LAMPORTS, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false });
+    this.svm.set(this.faucet.publicKey, {
+      lamports: FAUCET_LAMPORTS,
+      data: Buffer.alloc(0),
+      owner: SystemProgram.programId,
+      executable: false,
+    });
     this.installProgramAccount();
     this.ledger.onSlot((slot) => {
       for (const [sig, lastValid] of this.stuck) if (slot > lastValid) this.stuck.delete(sig);
@@ -77,8 +85,13 @@ export class Chain {
 
   private preflightError(err: TransactionErrorJson, res?: ExecResult): RpcError {
     return new RpcError(RPC_PREFLIGHT_FAILURE, `Transaction simulation failed: ${displayTransactionError(err)}`, {
-      accounts: null, err, innerInstructions: null, logs: res?.logs ?? [], replacementBlockhash: null,
-      returnData: null, unitsConsumed: res?.unitsConsumed ?? 0,
+      accounts: null,
+      err,
+      innerInstructions: null,
+      logs: res?.logs ?? [],
+      replacementBlockhash: null,
+      returnData: null,
+      unitsConsumed: res?.unitsConsumed ?? 0,
     });
   }
 
@@ -131,7 +144,8 @@ export class Chain {
   /** Airdrop as a real transfer from the chain's faucet; returns the signature. */
   airdrop(to: PublicKey, lamports: bigint): string {
     const msg = new TransactionMessage({
-      payerKey: this.faucet.publicKey, recentBlockhash: this.ledger.latestBlockhash().blockhash,
+      payerKey: this.faucet.publicKey,
+      recentBlockhash: this.ledger.latestBlockhash().blockhash,
       instructions: [
         // a distinct compute limit per airdrop keeps repeated identical requests distinct transactions
         ComputeBudgetProgram.setComputeUnitLimit({ units: 10_000 + (this.airdrops++ % 1_000_000) }),

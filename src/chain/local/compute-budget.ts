@@ -9,7 +9,11 @@ export const BUILTIN_INSTRUCTION_COMPUTE_UNIT_LIMIT = 3_000;
 /** Units a ComputeBudget instruction itself consumes. */
 export const COMPUTE_BUDGET_IX_UNITS = 150;
 
-export interface Budget { limit: number; microLamportsPerUnit: bigint; priorityFee: bigint }
+export interface Budget {
+  limit: number;
+  microLamportsPerUnit: bigint;
+  priorityFee: bigint;
+}
 
 export function isComputeBudget(programId: PublicKey): boolean {
   return programId.equals(ComputeBudgetProgram.programId);
@@ -23,7 +27,9 @@ export function readBudget(instructions: { programId: PublicKey; data: Buffer }[
   const seen = new Set<number>();
   for (const [i, ix] of instructions.entries()) {
     if (!isComputeBudget(ix.programId)) {
-      defaultLimit += ix.programId.equals(SystemProgram.programId) ? BUILTIN_INSTRUCTION_COMPUTE_UNIT_LIMIT : DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT;
+      defaultLimit += ix.programId.equals(SystemProgram.programId)
+        ? BUILTIN_INSTRUCTION_COMPUTE_UNIT_LIMIT
+        : DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT;
       continue;
     }
     const kind = ix.data[0];

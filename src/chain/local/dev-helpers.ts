@@ -1,17 +1,43 @@
 // Development and test helpers on the local chain (not part of any production path): bootstrap a
 // configured program with a collateral mint and a seeded vault, fund wallets, and place, settle,
 // claim and void parlays by sending real signed transactions through the chain's submission path.
-import { Keypair, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, ComputeBudgetProgram, type TransactionInstruction } from '@solana/web3.js';
 import {
-  createAssociatedTokenAccountIdempotentInstruction, createInitializeMint2Instruction, createMintToInstruction,
-  getAssociatedTokenAddressSync, MINT_SIZE, TOKEN_PROGRAM_ID,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  TransactionMessage,
+  VersionedTransaction,
+  ComputeBudgetProgram,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToInstruction,
+  getAssociatedTokenAddressSync,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
 } from '@solana/spl-token';
 import { coder } from '../idl.ts';
 import { programEventLines } from '../logs.ts';
 import {
-  claimParlayInstruction, createParlayInstruction, decodeParlayAccount, findConfigPda, findParlayPda, findVaultAuthorityPda,
-  findVaultPda, initializeConfigInstruction, marketAddressFor, seedVaultInstruction, settleLegInstruction, updateConfigInstruction,
-  voidParlayInstruction, withdrawVaultInstruction, type ParlayAccountData, type U64, type UpdateConfigArgs,
+  claimParlayInstruction,
+  createParlayInstruction,
+  decodeParlayAccount,
+  findConfigPda,
+  findParlayPda,
+  findVaultAuthorityPda,
+  findVaultPda,
+  initializeConfigInstruction,
+  marketAddressFor,
+  seedVaultInstruction,
+  settleLegInstruction,
+  updateConfigInstruction,
+  voidParlayInstruction,
+  withdrawVaultInstruction,
+  type ParlayAccountData,
+  type U64,
+  type UpdateConfigArgs,
 } from '../program.ts';
 import type { Chain } from './chain.ts';
 import { decodeConfig, isConfigAccount, type ConfigState } from './parlay/state.ts';
@@ -50,8 +76,16 @@ export interface TxResult {
   events: { name: string; data: Record<string, unknown> }[];
 }
 
-export interface LegSpec { marketId: U64; probability: number; outcome?: number; market?: PublicKey }
-export interface SendOptions { computeUnitLimit?: number; computeUnitPrice?: number }
+export interface LegSpec {
+  marketId: U64;
+  probability: number;
+  outcome?: number;
+  market?: PublicKey;
+}
+export interface SendOptions {
+  computeUnitLimit?: number;
+  computeUnitPrice?: number;
+}
 
 const LEG_STATUS: Record<string, number> = { won: 1, lost: 2, voided: 3 };
 const UNIT = 1_000_000n;
@@ -70,9 +104,11 @@ export class DevHelpers {
   send(instructions: TransactionInstruction[], signers: Keypair[], opts: SendOptions = {}): TxResult {
     const budget: TransactionInstruction[] = [];
     if (opts.computeUnitLimit !== undefined) budget.push(ComputeBudgetProgram.setComputeUnitLimit({ units: opts.computeUnitLimit }));
-    if (opts.computeUnitPrice !== undefined) budget.push(ComputeBudgetProgram.setComputeUnitPrice({ microLamports: opts.computeUnitPrice }));
+    if (opts.computeUnitPrice !== undefined)
+      budget.push(ComputeBudgetProgram.setComputeUnitPrice({ microLamports: opts.computeUnitPrice }));
     const msg = new TransactionMessage({
-      payerKey: signers[0].publicKey, recentBlockhash: this.chain.ledger.latestBlockhash().blockhash,
+      payerKey: signers[0].publicKey,
+      recentBlockhash: this.chain.ledger.latestBlockhash().blockhash,
       instructions: [...budget, ...instructions],
     }).compileToLegacyMessage();
     const tx = new VersionedTransaction(msg);
@@ -84,8 +120,8 @@ export class DevHelpers {
       const sim = this.chain.executor.execute(tx, { simulate: true, sigVerify: true, clock: this.chain.ledger.clock() });
       return { signature, landed: false, err: sim.landed ? null : sim.err, logs: [], events: [] };
     }
-    const events = programEventLines(rec.result.logs, this.chain.programId.toBase58()).events
-      .map((e) => coder.events.decode(e.data))
+    const events = programEventLines(rec.result.logs, this.chain.programId.toBase58())
+      .events.map((e) => coder.events.decode(e.data))
       .filter((e): e is NonNullable<typeof e> => e !== null)
       .map((e) => ({ name: e.name, data: e.data as Record<string, unknown> }));
     return { signature, landed: true, err: rec.result.err, logs: rec.result.logs, slot: rec.slot, events };
@@ -107,28 +143,54 @@ export class DevHelpers {
     const mint = Keypair.generate();
     this.airdrop(authority.publicKey, 1000n * 10n ** 9n);
     this.airdrop(mintAuthority.publicKey, 1000n * 10n ** 9n);
-    this.sendOk([
-      SystemProgram.createAccount({
-        fromPubkey: mintAuthority.publicKey, newAccountPubkey: mint.publicKey, space: MINT_SIZE,
-        lamports: Number(this.chain.svm.rentExempt(MINT_SIZE)), programId: TOKEN_PROGRAM_ID,
-      }),
-      createInitializeMint2Instruction(mint.publicKey, 6, mintAuthority.publicKey, null),
-    ], [mintAuthority, mint], 'create collateral mint');
-    this.sendOk([initializeConfigInstruction({
-      authority: authority.publicKey, collateralMint: mint.publicKey, programId: this.chain.programId,
-      maxLegs: opts.maxLegs ?? 8, minStake: opts.minStake ?? UNIT, maxStake: opts.maxStake ?? 1000n * UNIT,
-      maxPayoutCap: opts.maxPayoutCap ?? 50_000n * UNIT, exposureRatioBps: opts.exposureRatioBps ?? 8000,
-      houseEdgeBps: opts.houseEdgeBps ?? 200,
-    })], [authority], 'initialize_config');
+    this.sendOk(
+      [
+        SystemProgram.createAccount({
+          fromPubkey: mintAuthority.publicKey,
+          newAccountPubkey: mint.publicKey,
+          space: MINT_SIZE,
+          lamports: Number(this.chain.svm.rentExempt(MINT_SIZE)),
+          programId: TOKEN_PROGRAM_ID,
+        }),
+        createInitializeMint2Instruction(mint.publicKey, 6, mintAuthority.publicKey, null),
+      ],
+      [mintAuthority, mint],
+      'create collateral mint',
+    );
+    this.sendOk(
+      [
+        initializeConfigInstruction({
+          authority: authority.publicKey,
+          collateralMint: mint.publicKey,
+          programId: this.chain.programId,
+          maxLegs: opts.maxLegs ?? 8,
+          minStake: opts.minStake ?? UNIT,
+          maxStake: opts.maxStake ?? 1000n * UNIT,
+          maxPayoutCap: opts.maxPayoutCap ?? 50_000n * UNIT,
+          exposureRatioBps: opts.exposureRatioBps ?? 8000,
+          houseEdgeBps: opts.houseEdgeBps ?? 200,
+        }),
+      ],
+      [authority],
+      'initialize_config',
+    );
     const pid = this.chain.programId;
     this.boot = {
-      authority, collateralMint: mint.publicKey, config: findConfigPda(pid), vault: findVaultPda(pid),
-      vaultAuthority: findVaultAuthorityPda(pid), mintAuthority,
+      authority,
+      collateralMint: mint.publicKey,
+      config: findConfigPda(pid),
+      vault: findVaultPda(pid),
+      vaultAuthority: findVaultAuthorityPda(pid),
+      mintAuthority,
     };
     const seed = opts.seedAmount ?? 100_000n * UNIT;
     if (seed > 0n) {
       const ata = this.fundWallet(authority.publicKey, 0n, seed);
-      this.sendOk([seedVaultInstruction({ depositor: authority.publicKey, depositorToken: ata, amount: seed, programId: pid })], [authority], 'seed_vault');
+      this.sendOk(
+        [seedVaultInstruction({ depositor: authority.publicKey, depositorToken: ata, amount: seed, programId: pid })],
+        [authority],
+        'seed_vault',
+      );
     }
     return this.boot;
   }
@@ -151,11 +213,25 @@ export class DevHelpers {
 
   createParlay(user: Keypair, args: { parlayId: U64; stake: U64; legs: LegSpec[] }, opts: SendOptions = {}): TxResult {
     const legs = args.legs.map((l) => ({
-      marketId: l.marketId, probability: l.probability, outcome: l.outcome ?? 0, market: l.market ?? marketAddressFor(l.marketId, this.chain.programId),
+      marketId: l.marketId,
+      probability: l.probability,
+      outcome: l.outcome ?? 0,
+      market: l.market ?? marketAddressFor(l.marketId, this.chain.programId),
     }));
-    return this.send([createParlayInstruction({
-      user: user.publicKey, userToken: this.tokenAccount(user.publicKey), parlayId: args.parlayId, stake: args.stake, legs, programId: this.chain.programId,
-    })], [user], opts);
+    return this.send(
+      [
+        createParlayInstruction({
+          user: user.publicKey,
+          userToken: this.tokenAccount(user.publicKey),
+          parlayId: args.parlayId,
+          stake: args.stake,
+          legs,
+          programId: this.chain.programId,
+        }),
+      ],
+      [user],
+      opts,
+    );
   }
 
   settleLeg(parlayId: U64, legIndex: number, status: number | 'won' | 'lost' | 'voided', resolver?: Keypair): TxResult {
@@ -163,17 +239,40 @@ export class DevHelpers {
     const parlay = this.readParlay(parlayId);
     const market = parlay?.legs[legIndex]?.market ?? PublicKey.default;
     const legStatus = typeof status === 'number' ? status : LEG_STATUS[status];
-    return this.send([settleLegInstruction({ resolver: signer.publicKey, parlayId, market, legIndex, legStatus, programId: this.chain.programId })], [signer]);
+    return this.send(
+      [settleLegInstruction({ resolver: signer.publicKey, parlayId, market, legIndex, legStatus, programId: this.chain.programId })],
+      [signer],
+    );
   }
 
   claimParlay(user: Keypair, parlayId: U64): TxResult {
-    return this.send([claimParlayInstruction({ user: user.publicKey, userToken: this.tokenAccount(user.publicKey), parlayId, programId: this.chain.programId })], [user]);
+    return this.send(
+      [
+        claimParlayInstruction({
+          user: user.publicKey,
+          userToken: this.tokenAccount(user.publicKey),
+          parlayId,
+          programId: this.chain.programId,
+        }),
+      ],
+      [user],
+    );
   }
 
   voidParlay(parlayId: U64, authority?: Keypair): TxResult {
     const signer = authority ?? this.bootstrapped.authority;
     const owner = this.readParlay(parlayId)?.user ?? signer.publicKey;
-    return this.send([voidParlayInstruction({ authority: signer.publicKey, userToken: this.tokenAccount(owner), parlayId, programId: this.chain.programId })], [signer]);
+    return this.send(
+      [
+        voidParlayInstruction({
+          authority: signer.publicKey,
+          userToken: this.tokenAccount(owner),
+          parlayId,
+          programId: this.chain.programId,
+        }),
+      ],
+      [signer],
+    );
   }
 
   updateConfig(args: UpdateConfigArgs, authority?: Keypair): TxResult {
@@ -182,14 +281,32 @@ export class DevHelpers {
   }
 
   seedVault(depositor: Keypair, amount: bigint): TxResult {
-    return this.send([seedVaultInstruction({ depositor: depositor.publicKey, depositorToken: this.tokenAccount(depositor.publicKey), amount, programId: this.chain.programId })], [depositor]);
+    return this.send(
+      [
+        seedVaultInstruction({
+          depositor: depositor.publicKey,
+          depositorToken: this.tokenAccount(depositor.publicKey),
+          amount,
+          programId: this.chain.programId,
+        }),
+      ],
+      [depositor],
+    );
   }
 
   withdrawVault(amount: bigint, authority?: Keypair, recipientToken?: PublicKey): TxResult {
     const signer = authority ?? this.bootstrapped.authority;
-    return this.send([withdrawVaultInstruction({
-      authority: signer.publicKey, recipientToken: recipientToken ?? this.tokenAccount(this.bootstrapped.authority.publicKey), amount, programId: this.chain.programId,
-    })], [signer]);
+    return this.send(
+      [
+        withdrawVaultInstruction({
+          authority: signer.publicKey,
+          recipientToken: recipientToken ?? this.tokenAccount(this.bootstrapped.authority.publicKey),
+          amount,
+          programId: this.chain.programId,
+        }),
+      ],
+      [signer],
+    );
   }
 
   readParlay(parlayId: U64): ParlayAccountData | null {

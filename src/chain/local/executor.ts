@@ -43,11 +43,24 @@ export interface ExecResult {
   returnedAccounts?: (AccountState | null)[];
 }
 
-interface StepResult { err: TransactionErrorJson | null; logs: string[]; units: number; inner: CompiledInner[] }
+interface StepResult {
+  err: TransactionErrorJson | null;
+  logs: string[];
+  units: number;
+  inner: CompiledInner[];
+}
 
 const refused = (err: TransactionErrorJson): ExecResult => ({
-  landed: false, err, logs: [], unitsConsumed: 0, fee: 0n, preBalances: [], postBalances: [],
-  preTokenBalances: [], postTokenBalances: [], innerInstructions: [],
+  landed: false,
+  err,
+  logs: [],
+  unitsConsumed: 0,
+  fee: 0n,
+  preBalances: [],
+  postBalances: [],
+  preTokenBalances: [],
+  postTokenBalances: [],
+  innerInstructions: [],
 });
 
 export function verifySignatures(tx: VersionedTransaction): boolean {
@@ -61,7 +74,10 @@ export function verifySignatures(tx: VersionedTransaction): boolean {
 }
 
 export class Executor {
-  constructor(readonly svm: SvmAccess, readonly parlayProgramId: PublicKey = PARLAY_PROGRAM_ID) {}
+  constructor(
+    readonly svm: SvmAccess,
+    readonly parlayProgramId: PublicKey = PARLAY_PROGRAM_ID,
+  ) {}
 
   execute(tx: VersionedTransaction, opts: ExecOptions): ExecResult {
     const message = tx.message;
@@ -121,7 +137,11 @@ export class Executor {
 
     const postAccounts = keys.map((k) => this.svm.get(k));
     const result: ExecResult = {
-      landed: true, err, logs, unitsConsumed: budget.limit - remaining, fee,
+      landed: true,
+      err,
+      logs,
+      unitsConsumed: budget.limit - remaining,
+      fee,
       preBalances: preAccounts.map((a) => Number(a?.lamports ?? 0n)),
       postBalances: postAccounts.map((a) => Number(a?.lamports ?? 0n)),
       preTokenBalances: tokenBalances(this.svm, preAccounts),
@@ -133,19 +153,27 @@ export class Executor {
     return result;
   }
 
-  private step(i: number, ix: { programId: PublicKey; accounts: IxAccount[]; data: Buffer }, limit: number, payer: PublicKey, opts: ExecOptions): StepResult {
+  private step(
+    i: number,
+    ix: { programId: PublicKey; accounts: IxAccount[]; data: Buffer },
+    limit: number,
+    payer: PublicKey,
+    opts: ExecOptions,
+  ): StepResult {
     if (ix.programId.equals(this.parlayProgramId)) {
       const ctx = new ProgramContext(this.svm, ix.programId, ix.accounts, ix.data, opts.clock, new ComputeMeter(limit), payer);
       const r = runParlayInstruction(ctx);
       return { err: r.err === null ? null : { InstructionError: [i, r.err] }, logs: r.logs, units: r.unitsConsumed, inner: r.inner };
     }
     const native: TransactionInstruction = {
-      programId: ix.programId, data: ix.data,
+      programId: ix.programId,
+      data: ix.data,
       keys: ix.accounts.map((a) => ({ pubkey: a.pubkey, isSigner: a.isSigner, isWritable: a.isWritable })),
     } as TransactionInstruction;
     const r = this.svm.runNative([native], payer, limit);
     let err = r.err;
-    if (err && typeof err === 'object' && 'InstructionError' in err) err = { InstructionError: [i, err.InstructionError[1] as InstructionErrorJson] };
+    if (err && typeof err === 'object' && 'InstructionError' in err)
+      err = { InstructionError: [i, err.InstructionError[1] as InstructionErrorJson] };
     return { err, logs: r.logs, units: r.unitsConsumed, inner: r.inner[0] ?? [] };
   }
 

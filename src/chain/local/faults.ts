@@ -23,7 +23,13 @@ export type RpcFault =
   | { kind: 'error'; method?: string; remaining: number; code: number; message: string; httpStatus?: number }
   | { kind: 'hang'; method?: string; remaining: number; ms?: number };
 
-export interface FaultStats { rpcErrors: number; rpcHangs: number; exhausted: number; dropped: number; stuck: number }
+export interface FaultStats {
+  rpcErrors: number;
+  rpcHangs: number;
+  exhausted: number;
+  dropped: number;
+  stuck: number;
+}
 
 export class Faults {
   private rpc: RpcFault[] = [];
@@ -35,8 +41,12 @@ export class Faults {
   /** The next `count` RPC calls (of `method`) answer a JSON-RPC error (or an HTTP error status). */
   rpcError(spec: RpcErrorFault = {}): void {
     this.rpc.push({
-      kind: 'error', method: spec.method, remaining: spec.count ?? 1, code: spec.code ?? -32005,
-      message: spec.message ?? 'Node is unhealthy (injected fault)', httpStatus: spec.httpStatus,
+      kind: 'error',
+      method: spec.method,
+      remaining: spec.count ?? 1,
+      code: spec.code ?? -32005,
+      message: spec.message ?? 'Node is unhealthy (injected fault)',
+      httpStatus: spec.httpStatus,
     });
   }
 

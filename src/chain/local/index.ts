@@ -76,7 +76,9 @@ export async function startLocalChain(opts: LocalChainOptions = {}): Promise<Loc
   const host = opts.host ?? '127.0.0.1';
   const { port, wsPort } = await server.listen(opts.port ?? 0, host);
   const webhooks = new WebhookDelivery(opts.webhooks ?? [], {
-    ...opts.webhookOptions, shuffle: opts.webhookShuffle ?? opts.webhookOptions?.shuffle, duplicate: opts.webhookDuplicate ?? opts.webhookOptions?.duplicate,
+    ...opts.webhookOptions,
+    shuffle: opts.webhookShuffle ?? opts.webhookOptions?.shuffle,
+    duplicate: opts.webhookDuplicate ?? opts.webhookOptions?.duplicate,
   });
   chain.onLanded((rec) => {
     if (chain.touchesProgram(rec)) webhooks.enqueue(rec);
@@ -86,7 +88,14 @@ export async function startLocalChain(opts: LocalChainOptions = {}): Promise<Loc
   const url = `http://${urlHost}:${port}`;
   const wsUrl = `ws://${urlHost}:${wsPort}`;
   return {
-    url, wsUrl, port, svm: chain.svm.svm, chain, faults: chain.faults, webhooks, dev,
+    url,
+    wsUrl,
+    port,
+    svm: chain.svm.svm,
+    chain,
+    faults: chain.faults,
+    webhooks,
+    dev,
     connection: (commitment = 'confirmed') => new Connection(url, { commitment, wsEndpoint: wsUrl }),
     async close() {
       chain.stop();

@@ -38,7 +38,10 @@ export class Ledger {
   private readonly slotListeners: ((slot: number) => void)[] = [];
   private readonly slotTimes = new Map<number, number>();
 
-  constructor(private readonly svm: SvmAccess, startSlot = 1) {
+  constructor(
+    private readonly svm: SvmAccess,
+    startSlot = 1,
+  ) {
     this.slot = startSlot;
     this.genesisHash = bs58.encode(createHash('sha256').update(this.seed).update('genesis').digest());
     this.blockhashes.set(this.blockhashFor(this.slot), this.slot);
@@ -99,8 +102,12 @@ export class Ledger {
 
   epochInfo() {
     return {
-      absoluteSlot: this.slot, blockHeight: this.slot, epoch: Math.floor(this.slot / SLOTS_PER_EPOCH),
-      slotIndex: this.slot % SLOTS_PER_EPOCH, slotsInEpoch: SLOTS_PER_EPOCH, transactionCount: this.transactionCount,
+      absoluteSlot: this.slot,
+      blockHeight: this.slot,
+      epoch: Math.floor(this.slot / SLOTS_PER_EPOCH),
+      slotIndex: this.slot % SLOTS_PER_EPOCH,
+      slotsInEpoch: SLOTS_PER_EPOCH,
+      transactionCount: this.transactionCount,
     };
   }
 
@@ -114,8 +121,12 @@ export class Ledger {
   /** Records a landed transaction in the current slot. */
   record(tx: VersionedTransaction, result: ExecResult): TxRecord {
     const rec: TxRecord = {
-      signature: bs58.encode(tx.signatures[0]), slot: this.slot, blockTime: this.lastBlockTime,
-      indexWithinBlock: this.txInSlot++, tx, result,
+      signature: bs58.encode(tx.signatures[0]),
+      slot: this.slot,
+      blockTime: this.lastBlockTime,
+      indexWithinBlock: this.txInSlot++,
+      tx,
+      result,
     };
     this.history.set(rec.signature, rec);
     this.transactionCount += 1;

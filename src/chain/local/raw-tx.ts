@@ -9,9 +9,11 @@ function metaJson(rec: TxRecord, parsed: boolean) {
   const keys = rec.tx.message.staticAccountKeys.map((k) => k.toBase58());
   const inner = r.innerInstructions.map((g) => ({
     index: g.index,
-    instructions: g.instructions.map((ix) => (parsed
-      ? { programId: keys[ix.programIdIndex], accounts: ix.accounts.map((a) => keys[a]), data: ix.data, stackHeight: ix.stackHeight }
-      : ix)),
+    instructions: g.instructions.map((ix) =>
+      parsed
+        ? { programId: keys[ix.programIdIndex], accounts: ix.accounts.map((a) => keys[a]), data: ix.data, stackHeight: ix.stackHeight }
+        : ix,
+    ),
   }));
   return {
     err: r.err,
@@ -40,9 +42,17 @@ function messageJson(rec: TxRecord, parsed: boolean) {
   if (parsed) {
     return {
       ...base,
-      accountKeys: keys.map((pubkey, i) => ({ pubkey, signer: m.isAccountSigner(i), writable: m.isAccountWritable(i), source: 'transaction' })),
+      accountKeys: keys.map((pubkey, i) => ({
+        pubkey,
+        signer: m.isAccountSigner(i),
+        writable: m.isAccountWritable(i),
+        source: 'transaction',
+      })),
       instructions: m.compiledInstructions.map((ci) => ({
-        programId: keys[ci.programIdIndex], accounts: ci.accountKeyIndexes.map((a) => keys[a]), data: bs58.encode(ci.data), stackHeight: null,
+        programId: keys[ci.programIdIndex],
+        accounts: ci.accountKeyIndexes.map((a) => keys[a]),
+        data: bs58.encode(ci.data),
+        stackHeight: null,
       })),
     };
   }
@@ -50,7 +60,10 @@ function messageJson(rec: TxRecord, parsed: boolean) {
     ...base,
     accountKeys: keys,
     instructions: m.compiledInstructions.map((ci) => ({
-      programIdIndex: ci.programIdIndex, accounts: ci.accountKeyIndexes, data: bs58.encode(ci.data), stackHeight: null,
+      programIdIndex: ci.programIdIndex,
+      accounts: ci.accountKeyIndexes,
+      data: bs58.encode(ci.data),
+      stackHeight: null,
     })),
   };
 }

@@ -12,9 +12,19 @@ type KitAddress = Parameters<LiteSVM['getAccount']>[0];
 export const LAMPORTS_PER_SIGNATURE = 5000n;
 const SUB_TX_BLOCKHASH = PublicKey.default.toBase58();
 
-export interface AccountState { lamports: bigint; data: Buffer; owner: PublicKey; executable: boolean }
+export interface AccountState {
+  lamports: bigint;
+  data: Buffer;
+  owner: PublicKey;
+  executable: boolean;
+}
 
-export interface CompiledInner { programId: PublicKey; accounts: PublicKey[]; data: Buffer; stackHeight: number }
+export interface CompiledInner {
+  programId: PublicKey;
+  accounts: PublicKey[];
+  data: Buffer;
+  stackHeight: number;
+}
 
 export interface NativeResult {
   err: TransactionErrorJson | null;
@@ -92,15 +102,17 @@ export class SvmAccess {
     const res = this.svm.sendTransaction({ messageBytes: msg.serialize(), signatures } as unknown as KitTransaction);
     const failed = res instanceof FailedTransactionMetadata;
     const meta: TransactionMetadata = failed ? res.meta() : res;
-    const inner = meta.innerInstructions().map((list) => list.map((ii) => {
-      const ci = ii.instruction();
-      return {
-        programId: msg.accountKeys[ci.programIdIndex()],
-        accounts: [...ci.accounts()].map((i) => msg.accountKeys[i]),
-        data: Buffer.from(ci.data()),
-        stackHeight: ii.stackHeight(),
-      };
-    }));
+    const inner = meta.innerInstructions().map((list) =>
+      list.map((ii) => {
+        const ci = ii.instruction();
+        return {
+          programId: msg.accountKeys[ci.programIdIndex()],
+          accounts: [...ci.accounts()].map((i) => msg.accountKeys[i]),
+          data: Buffer.from(ci.data()),
+          stackHeight: ii.stackHeight(),
+        };
+      }),
+    );
     return {
       err: failed ? transactionErrorFromSvm(res.err()) : null,
       logs: meta.logs(),

@@ -4,8 +4,19 @@ import type { PublicKey } from '@solana/web3.js';
 import { ACCOUNT_SIZE, AccountLayout, MINT_SIZE, MintLayout, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import type { AccountState, SvmAccess } from './svm-access.ts';
 
-export interface UiTokenAmount { amount: string; decimals: number; uiAmount: number | null; uiAmountString: string }
-export interface TokenBalance { accountIndex: number; mint: string; owner: string; programId: string; uiTokenAmount: UiTokenAmount }
+export interface UiTokenAmount {
+  amount: string;
+  decimals: number;
+  uiAmount: number | null;
+  uiAmountString: string;
+}
+export interface TokenBalance {
+  accountIndex: number;
+  mint: string;
+  owner: string;
+  programId: string;
+  uiTokenAmount: UiTokenAmount;
+}
 
 export function uiTokenAmount(amount: bigint, decimals: number): UiTokenAmount {
   const scale = 10n ** BigInt(decimals);
@@ -41,7 +52,10 @@ export function tokenBalances(svm: SvmAccess, accounts: (AccountState | null)[])
     if (!isTokenAccount(acc)) return;
     const t = AccountLayout.decode(acc.data);
     out.push({
-      accountIndex, mint: t.mint.toBase58(), owner: t.owner.toBase58(), programId: TOKEN_PROGRAM_ID.toBase58(),
+      accountIndex,
+      mint: t.mint.toBase58(),
+      owner: t.owner.toBase58(),
+      programId: TOKEN_PROGRAM_ID.toBase58(),
       uiTokenAmount: uiTokenAmount(t.amount, mintDecimals(svm, t.mint)),
     });
   });
@@ -56,7 +70,10 @@ export function parsedTokenData(svm: SvmAccess, acc: AccountState | null): objec
     const t = AccountLayout.decode(acc.data);
     const decimals = mintDecimals(svm, t.mint);
     const info: Record<string, unknown> = {
-      isNative: t.isNative !== 0n, mint: t.mint.toBase58(), owner: t.owner.toBase58(), state: STATES[t.state] ?? 'initialized',
+      isNative: t.isNative !== 0n,
+      mint: t.mint.toBase58(),
+      owner: t.owner.toBase58(),
+      state: STATES[t.state] ?? 'initialized',
       tokenAmount: uiTokenAmount(t.amount, decimals),
     };
     if (t.delegateOption) {
@@ -74,8 +91,10 @@ export function parsedTokenData(svm: SvmAccess, acc: AccountState | null): objec
       parsed: {
         type: 'mint',
         info: {
-          decimals: m.decimals, freezeAuthority: m.freezeAuthorityOption ? m.freezeAuthority.toBase58() : null,
-          isInitialized: m.isInitialized, mintAuthority: m.mintAuthorityOption ? m.mintAuthority.toBase58() : null,
+          decimals: m.decimals,
+          freezeAuthority: m.freezeAuthorityOption ? m.freezeAuthority.toBase58() : null,
+          isInitialized: m.isInitialized,
+          mintAuthority: m.mintAuthorityOption ? m.mintAuthority.toBase58() : null,
           supply: m.supply.toString(),
         },
       },

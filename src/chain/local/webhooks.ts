@@ -40,9 +40,22 @@ export interface WebhookStats {
   duplicates: number;
 }
 
-export interface WebhookAttempt { url: string; signature: string; attempt: number; status?: number; error?: string }
+export interface WebhookAttempt {
+  url: string;
+  signature: string;
+  attempt: number;
+  status?: number;
+  error?: string;
+}
 
-interface Item { id: number; target: WebhookTarget; body: string; signature: string; attempts: number; readyAt: number }
+interface Item {
+  id: number;
+  target: WebhookTarget;
+  body: string;
+  signature: string;
+  attempts: number;
+  readyAt: number;
+}
 
 export class WebhookDelivery {
   shuffle: boolean;
@@ -59,12 +72,18 @@ export class WebhookDelivery {
   private waiters: (() => void)[] = [];
   private readonly opts: Required<Omit<WebhookOptions, 'shuffle' | 'duplicate'>>;
 
-  constructor(readonly targets: WebhookTarget[], opts: WebhookOptions = {}) {
+  constructor(
+    readonly targets: WebhookTarget[],
+    opts: WebhookOptions = {},
+  ) {
     this.shuffle = !!opts.shuffle;
     this.duplicate = !!opts.duplicate;
     this.opts = {
-      retryBaseMs: opts.retryBaseMs ?? 200, retryMaxMs: opts.retryMaxMs ?? 5000, maxAttempts: opts.maxAttempts ?? 20,
-      timeoutMs: opts.timeoutMs ?? 5000, delayMs: opts.delayMs ?? 0,
+      retryBaseMs: opts.retryBaseMs ?? 200,
+      retryMaxMs: opts.retryMaxMs ?? 5000,
+      maxAttempts: opts.maxAttempts ?? 20,
+      timeoutMs: opts.timeoutMs ?? 5000,
+      delayMs: opts.delayMs ?? 0,
     };
   }
 
@@ -79,7 +98,14 @@ export class WebhookDelivery {
     for (const target of this.targets) {
       const copies = this.duplicate ? 2 : 1;
       for (let i = 0; i < copies; i++) {
-        this.queue.push({ id: this.nextId++, target, body, signature: rec.signature, attempts: 0, readyAt: Date.now() + this.opts.delayMs });
+        this.queue.push({
+          id: this.nextId++,
+          target,
+          body,
+          signature: rec.signature,
+          attempts: 0,
+          readyAt: Date.now() + this.opts.delayMs,
+        });
         this.stats.enqueued += 1;
         if (i > 0) this.stats.duplicates += 1;
       }
@@ -156,7 +182,10 @@ export class WebhookDelivery {
       } else {
         const res = await fetch(it.target.url, {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json', ...(it.target.authorization !== undefined ? { Authorization: it.target.authorization } : {}) },
+          headers: {
+            'Content-Type': 'application/json',
+            ...(it.target.authorization !== undefined ? { Authorization: it.target.authorization } : {}),
+          },
           body: it.body,
           signal: AbortSignal.timeout(this.opts.timeoutMs),
         });

@@ -30,14 +30,21 @@ export function clobAuth(tokens: ClobTokens, edge?: Edge) {
       throw new HttpError(401, 'unauthorized', 'a valid bearer token is required (POST /v1/auth/token)');
     }
     const claims = ctx.state.clob as { sub?: unknown; scope?: string };
-    if (typeof claims?.sub !== 'string' || !WALLET.test(claims.sub) || claims.scope !== 'clob') throw new HttpError(401, 'unauthorized', 'not an order-book token');
+    if (typeof claims?.sub !== 'string' || !WALLET.test(claims.sub) || claims.scope !== 'clob')
+      throw new HttpError(401, 'unauthorized', 'not an order-book token');
     ctx.state.wallet = claims.sub;
     if (perWallet) await perWallet(ctx, next);
     else await next();
   };
 }
 
-export function clobAuthRoutes(o: { tokens: ClobTokens; db: () => Db; config: () => Record<string, unknown>; edge: Edge; now?: () => number }) {
+export function clobAuthRoutes(o: {
+  tokens: ClobTokens;
+  db: () => Db;
+  config: () => Record<string, unknown>;
+  edge: Edge;
+  now?: () => number;
+}) {
   const r = new Router({ prefix: '/v1' });
   const signIns = new SignIns({ db: o.db, tokens: o.tokens, now: o.now });
   const perIp = limit(o.edge.limits.signIn, (ctx) => ctx.ip || 'unknown', 'of sign-in from this address');
@@ -51,11 +58,27 @@ export function clobAuthRoutes(o: { tokens: ClobTokens; db: () => Db; config: ()
     ctx.body = done.token;
   });
 
-  r.get('/config', (ctx) => { ctx.body = o.config(); });
+  r.get('/config', (ctx) => {
+    ctx.body = o.config();
+  });
   return r;
 }
 
 documentRoutes(
-  { method: 'post', path: '/v1/auth/token', summary: 'Sign in: an ed25519 signature of `clob-auth:v1:<address>:<timestamp>` buys a bearer token', body: signInBody, responses: { 200: { description: 'the bearer token', schema: api.accessToken }, 401: { description: 'stale, forged or reused message', schema: api.errorBody } } },
-  { method: 'get', path: '/v1/config', summary: 'Collateral mint, settlement delegate, fee curve, token lifetime', responses: { 200: { description: 'the configuration', schema: api.clobConfig } } },
+  {
+    method: 'post',
+    path: '/v1/auth/token',
+    summary: 'Sign in: an ed25519 signature of `clob-auth:v1:<address>:<timestamp>` buys a bearer token',
+    body: signInBody,
+    responses: {
+      200: { description: 'the bearer token', schema: api.accessToken },
+      401: { description: 'stale, forged or reused message', schema: api.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/config',
+    summary: 'Collateral mint, settlement delegate, fee curve, token lifetime',
+    responses: { 200: { description: 'the configuration', schema: api.clobConfig } },
+  },
 );

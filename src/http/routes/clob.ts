@@ -18,12 +18,22 @@ import * as api from '../openapi-schemas.ts';
 
 import type { Db } from '../../db.ts';
 
-const orderIdSchema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'an order id is 0x + 64 hex digits').transform((s) => s.toLowerCase());
-const conditionId = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits').transform((s) => s.toLowerCase());
+const orderIdSchema = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'an order id is 0x + 64 hex digits')
+  .transform((s) => s.toLowerCase());
+const conditionId = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits')
+  .transform((s) => s.toLowerCase());
 /** Unix seconds PostgreSQL can hold as a timestamp (up to the end of year 9999): beyond it a 400, not a database error. */
 const unixSeconds = z.coerce.number().int().nonnegative().max(253_402_300_799);
 /** An id, address or key as a client may send it: 1–128 printable ASCII characters (no space, no control character). */
-const idText = z.string().min(1).max(128).regex(/^[\x21-\x7e]+$/, 'must be 1 to 128 printable ASCII characters');
+const idText = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x7e]+$/, 'must be 1 to 128 printable ASCII characters');
 
 // The request schemas of the routes below: they validate, and they are what /openapi.json shows.
 export const clobRequest = {
@@ -32,16 +42,31 @@ export const clobRequest = {
   cancel: z.object({ orderID: idText }),
   cancelBatch: z.object({ orderIDs: z.array(idText).max(1000) }),
   cancelMarket: z.object({ market: conditionId, asset_id: idText.optional() }),
-  sizeUpdate: z.object({ trade_id: idText, orders: z.array(orderIdSchema).max(1000), reason: z.string().max(200).default('settlement failed') }),
+  sizeUpdate: z.object({
+    trade_id: idText,
+    orders: z.array(orderIdSchema).max(1000),
+    reason: z.string().max(200).default('settlement failed'),
+  }),
   internalHeaders: z.object({ 'x-internal-token': z.string() }),
   marketQuery: z.object({ market: conditionId.optional() }),
   // Kept as text and compared exactly in micro-units squared (price × size): a float product
   // (0.29 × 100 = 28.999…) would drop an order whose value is exactly min_value.
-  valueRange: z.object({ min_value: z.string().trim().regex(/^\d{1,15}(\.\d{1,12})?$/, 'min_value is a non-negative decimal number (at most 12 places)') }),
+  valueRange: z.object({
+    min_value: z
+      .string()
+      .trim()
+      .regex(/^\d{1,15}(\.\d{1,12})?$/, 'min_value is a non-negative decimal number (at most 12 places)'),
+  }),
   trades: z.object({
-    id: idText.optional(), owner: idText.optional(), taker: idText.optional(), maker: idText.optional(),
-    market: conditionId.optional(), asset_id: idText.optional(), limit: z.coerce.number().int().min(1).max(500).default(100),
-    before: unixSeconds.optional(), after: unixSeconds.optional(),
+    id: idText.optional(),
+    owner: idText.optional(),
+    taker: idText.optional(),
+    maker: idText.optional(),
+    market: conditionId.optional(),
+    asset_id: idText.optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    before: unixSeconds.optional(),
+    after: unixSeconds.optional(),
   }),
   lastTrade: z.object({ market: conditionId }),
   stream: z.object({ market: conditionId, from: z.enum(['beginning', 'now']).default('now'), last_event_id: idText.optional() }),
@@ -57,7 +82,8 @@ function parse<T>(schema: z.ZodType<T>, value: unknown): T {
 function internalToken(secret: string) {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return async (ctx: Context, next: Next) => {
-    if (!timingSafeEqual(digest(ctx.get('x-internal-token')), digest(secret))) throw new HttpError(403, 'forbidden', 'X-Internal-Token missing or wrong');
+    if (!timingSafeEqual(digest(ctx.get('x-internal-token')), digest(secret)))
+      throw new HttpError(403, 'forbidden', 'X-Internal-Token missing or wrong');
     await next();
   };
 }
@@ -161,7 +187,9 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
     ctx.status = 200;
     ctx.body = out;
     let open = true;
-    ctx.req.on('close', () => { open = false; });
+    ctx.req.on('close', () => {
+      open = false;
+    });
     out.write(`: stream of ${q.market} from ${cursorId(cursor)}\n\n`);
     const me = wallet(ctx);
     void (async () => {
@@ -171,8 +199,13 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
           const { rows, ids, cursor: next } = await readAfter(o.db(), q.market, cursor!, me);
           rows.forEach((m, i) => out.write(`id: ${ids[i]}\nevent: ${String(m.type)}\ndata: ${JSON.stringify(m)}\n\n`));
           cursor = next;
-          if (rows.length) { quiet = 0; continue; }
-        } catch { /* the database is away for a moment: the cursor stays, the client keeps its place */ }
+          if (rows.length) {
+            quiet = 0;
+            continue;
+          }
+        } catch {
+          /* the database is away for a moment: the cursor stays, the client keeps its place */
+        }
         if (++quiet % 60 === 0) out.write(': keep-alive\n\n');
         await new Promise((res) => setTimeout(res, 250));
       }
@@ -185,19 +218,124 @@ export function clobRoutes(o: { svc: ClobService; tokens: ClobTokens; db: () => 
 
 const NOT_FOUND = { description: 'not found', schema: api.errorBody };
 documentRoutes(
-  { method: 'get', path: '/v1/markets/:conditionId', summary: 'A market with its best bid, best ask and last price', params: clobRequest.marketParams, responses: { 200: { description: 'the market', schema: api.bookMarket }, 404: NOT_FOUND } },
-  { method: 'post', path: '/v1/order', security: 'clob', summary: 'Post a signed order (contracts/clob.md, Inserting)', body: placeOrderBody, responses: { 200: { description: 'accepted', schema: api.placeResult }, 400: { description: 'rejected', schema: api.placeRejection } } },
-  { method: 'post', path: '/v1/orders/cancel', security: 'clob', summary: 'Cancel one order', body: clobRequest.cancel, responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
-  { method: 'post', path: '/v1/orders/cancel-batch', security: 'clob', summary: 'Cancel several orders (not atomic: read canceled and not_canceled)', body: clobRequest.cancelBatch, responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
-  { method: 'post', path: '/v1/orders/cancel-all', security: 'clob', summary: "Cancel every order of the caller", responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
-  { method: 'post', path: '/v1/orders/cancel-market', security: 'clob', summary: "Cancel the caller's orders in a market (and asset)", body: clobRequest.cancelMarket, responses: { 200: { description: 'the cancel result', schema: api.cancelResult } } },
-  { method: 'post', path: '/v1/orders/size-update', security: 'internal', summary: 'Invalidate resting orders of a failed settlement (executor only)', headers: clobRequest.internalHeaders, body: clobRequest.sizeUpdate, responses: { 200: { description: 'what was invalidated', schema: api.sizeUpdateResult } } },
-  { method: 'get', path: '/v1/orders', security: 'clob', summary: "The caller's orders on the book", query: clobRequest.marketQuery, responses: { 200: { description: 'book-form orders', schema: z.array(api.bookOrder) } } },
-  { method: 'get', path: '/v1/orders/value-range', security: 'clob', summary: "The caller's book orders whose price × remaining size reaches min_value", query: clobRequest.valueRange, responses: { 200: { description: 'book-form orders', schema: z.array(api.bookOrder) } } },
-  { method: 'get', path: '/v1/orders/:id', security: 'clob', summary: 'One of the caller\'s orders on the book (a fully matched order is not found)', params: clobRequest.orderParams, responses: { 200: { description: 'the order', schema: api.bookOrder }, 404: NOT_FOUND } },
-  { method: 'get', path: '/v1/open-orders', security: 'clob', summary: "The caller's orders from the ledger (finished ones too)", query: clobRequest.marketQuery, responses: { 200: { description: 'OpenOrder entries', schema: z.array(api.openOrder) } } },
-  { method: 'get', path: '/v1/open-orders/:id', security: 'clob', summary: 'One OpenOrder of the caller', params: clobRequest.orderParams, responses: { 200: { description: 'the order', schema: api.openOrder }, 404: NOT_FOUND } },
-  { method: 'get', path: '/v1/trades', security: 'clob', summary: "The caller's trades (TradeParams); reconcile by maker_orders", query: clobRequest.trades, responses: { 200: { description: 'TradeSummary entries, newest first', schema: z.array(api.tradeSummary) } } },
-  { method: 'get', path: '/v1/trades/last', security: 'clob', summary: 'The last trade of a market', query: clobRequest.lastTrade, responses: { 200: { description: 'the last trade', schema: api.lastTrade }, 404: NOT_FOUND } },
-  { method: 'get', path: '/v1/stream', security: 'clob', summary: "A market's ledger as Server-Sent Events, resumable with Last-Event-ID", query: clobRequest.stream, headers: clobRequest.streamHeaders, responses: { 200: { description: 'the event stream', schema: api.sseStream, contentType: 'text/event-stream' } } },
+  {
+    method: 'get',
+    path: '/v1/markets/:conditionId',
+    summary: 'A market with its best bid, best ask and last price',
+    params: clobRequest.marketParams,
+    responses: { 200: { description: 'the market', schema: api.bookMarket }, 404: NOT_FOUND },
+  },
+  {
+    method: 'post',
+    path: '/v1/order',
+    security: 'clob',
+    summary: 'Post a signed order (contracts/clob.md, Inserting)',
+    body: placeOrderBody,
+    responses: { 200: { description: 'accepted', schema: api.placeResult }, 400: { description: 'rejected', schema: api.placeRejection } },
+  },
+  {
+    method: 'post',
+    path: '/v1/orders/cancel',
+    security: 'clob',
+    summary: 'Cancel one order',
+    body: clobRequest.cancel,
+    responses: { 200: { description: 'the cancel result', schema: api.cancelResult } },
+  },
+  {
+    method: 'post',
+    path: '/v1/orders/cancel-batch',
+    security: 'clob',
+    summary: 'Cancel several orders (not atomic: read canceled and not_canceled)',
+    body: clobRequest.cancelBatch,
+    responses: { 200: { description: 'the cancel result', schema: api.cancelResult } },
+  },
+  {
+    method: 'post',
+    path: '/v1/orders/cancel-all',
+    security: 'clob',
+    summary: 'Cancel every order of the caller',
+    responses: { 200: { description: 'the cancel result', schema: api.cancelResult } },
+  },
+  {
+    method: 'post',
+    path: '/v1/orders/cancel-market',
+    security: 'clob',
+    summary: "Cancel the caller's orders in a market (and asset)",
+    body: clobRequest.cancelMarket,
+    responses: { 200: { description: 'the cancel result', schema: api.cancelResult } },
+  },
+  {
+    method: 'post',
+    path: '/v1/orders/size-update',
+    security: 'internal',
+    summary: 'Invalidate resting orders of a failed settlement (executor only)',
+    headers: clobRequest.internalHeaders,
+    body: clobRequest.sizeUpdate,
+    responses: { 200: { description: 'what was invalidated', schema: api.sizeUpdateResult } },
+  },
+  {
+    method: 'get',
+    path: '/v1/orders',
+    security: 'clob',
+    summary: "The caller's orders on the book",
+    query: clobRequest.marketQuery,
+    responses: { 200: { description: 'book-form orders', schema: z.array(api.bookOrder) } },
+  },
+  {
+    method: 'get',
+    path: '/v1/orders/value-range',
+    security: 'clob',
+    summary: "The caller's book orders whose price × remaining size reaches min_value",
+    query: clobRequest.valueRange,
+    responses: { 200: { description: 'book-form orders', schema: z.array(api.bookOrder) } },
+  },
+  {
+    method: 'get',
+    path: '/v1/orders/:id',
+    security: 'clob',
+    summary: "One of the caller's orders on the book (a fully matched order is not found)",
+    params: clobRequest.orderParams,
+    responses: { 200: { description: 'the order', schema: api.bookOrder }, 404: NOT_FOUND },
+  },
+  {
+    method: 'get',
+    path: '/v1/open-orders',
+    security: 'clob',
+    summary: "The caller's orders from the ledger (finished ones too)",
+    query: clobRequest.marketQuery,
+    responses: { 200: { description: 'OpenOrder entries', schema: z.array(api.openOrder) } },
+  },
+  {
+    method: 'get',
+    path: '/v1/open-orders/:id',
+    security: 'clob',
+    summary: 'One OpenOrder of the caller',
+    params: clobRequest.orderParams,
+    responses: { 200: { description: 'the order', schema: api.openOrder }, 404: NOT_FOUND },
+  },
+  {
+    method: 'get',
+    path: '/v1/trades',
+    security: 'clob',
+    summary: "The caller's trades (TradeParams); reconcile by maker_orders",
+    query: clobRequest.trades,
+    responses: { 200: { description: 'TradeSummary entries, newest first', schema: z.array(api.tradeSummary) } },
+  },
+  {
+    method: 'get',
+    path: '/v1/trades/last',
+    security: 'clob',
+    summary: 'The last trade of a market',
+    query: clobRequest.lastTrade,
+    responses: { 200: { description: 'the last trade', schema: api.lastTrade }, 404: NOT_FOUND },
+  },
+  {
+    method: 'get',
+    path: '/v1/stream',
+    security: 'clob',
+    summary: "A market's ledger as Server-Sent Events, resumable with Last-Event-ID",
+    query: clobRequest.stream,
+    headers: clobRequest.streamHeaders,
+    responses: { 200: { description: 'the event stream', schema: api.sseStream, contentType: 'text/event-stream' } },
+  },
 );

@@ -18,16 +18,20 @@ export interface HealthOptions {
   closing?: () => boolean;
 }
 
-export const readiness = z.strictObject({
-  status: z.enum(['ready', 'not_ready']),
-  checks: z.record(z.string(), z.string()).meta({ description: '"ok", a note (e.g. "not configured") or the failure' }),
-}).meta({ id: 'Readiness' });
+export const readiness = z
+  .strictObject({
+    status: z.enum(['ready', 'not_ready']),
+    checks: z.record(z.string(), z.string()).meta({ description: '"ok", a note (e.g. "not configured") or the failure' }),
+  })
+  .meta({ id: 'Readiness' });
 
-export const liveness = z.strictObject({
-  status: z.literal('ok'),
-  uptime_seconds: z.number().optional(),
-  last_readiness: readiness.nullable().optional(),
-}).meta({ id: 'Liveness' });
+export const liveness = z
+  .strictObject({
+    status: z.literal('ok'),
+    uptime_seconds: z.number().optional(),
+    last_readiness: readiness.nullable().optional(),
+  })
+  .meta({ id: 'Liveness' });
 
 export function healthRoutes(checks: HealthChecks, registry: Registry, opts: HealthOptions = {}) {
   const r = new Router();
@@ -36,22 +40,29 @@ export function healthRoutes(checks: HealthChecks, registry: Registry, opts: Hea
   const ready = async () => {
     const results: Record<string, string> = {};
     let ok = true;
-    await Promise.all(Object.entries(checks).map(async ([name, check]) => {
-      try {
-        const note = await withTimeout(check(), opts.timeoutMs ?? 2000);
-        results[name] = typeof note === 'string' && note ? note : 'ok';
-      } catch (e) {
-        ok = false;
-        results[name] = (e as Error)?.message || 'failed';
-      }
-    }));
-    if (opts.closing?.()) { ok = false; results.node = 'shutting down'; }
+    await Promise.all(
+      Object.entries(checks).map(async ([name, check]) => {
+        try {
+          const note = await withTimeout(check(), opts.timeoutMs ?? 2000);
+          results[name] = typeof note === 'string' && note ? note : 'ok';
+        } catch (e) {
+          ok = false;
+          results[name] = (e as Error)?.message || 'failed';
+        }
+      }),
+    );
+    if (opts.closing?.()) {
+      ok = false;
+      results.node = 'shutting down';
+    }
     last = { status: ok ? 'ready' : 'not_ready', checks: results };
     return last;
   };
   r.get('/healthz', (ctx) => {
     // `?verbose=1` adds the uptime and the last readiness results; the plain answer is { status: 'ok' }.
-    ctx.body = ctx.query.verbose ? { status: 'ok', uptime_seconds: Math.round((Date.now() - started) / 1000), last_readiness: last } : { status: 'ok' };
+    ctx.body = ctx.query.verbose
+      ? { status: 'ok', uptime_seconds: Math.round((Date.now() - started) / 1000), last_readiness: last }
+      : { status: 'ok' };
   });
   r.get('/readyz', async (ctx) => {
     const res = await ready();
@@ -68,7 +79,16 @@ export function healthRoutes(checks: HealthChecks, registry: Registry, opts: Hea
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('timed out')), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
   });
 }
 

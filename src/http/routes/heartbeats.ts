@@ -13,23 +13,27 @@ import type { Edge } from '../edge.ts';
 import type { Db } from '../../db.ts';
 
 /** Body of POST /v1/heartbeats (optional: no body = a heartbeat that arms the wallet). */
-export const heartbeatBody = z.strictObject({
-  enabled: z.boolean().default(true).meta({ description: 'false opts the wallet out of cancel-on-disconnect' }),
-}).meta({ id: 'HeartbeatRequest' });
+export const heartbeatBody = z
+  .strictObject({
+    enabled: z.boolean().default(true).meta({ description: 'false opts the wallet out of cancel-on-disconnect' }),
+  })
+  .meta({ id: 'HeartbeatRequest' });
 
 const ts = z.string().meta({ description: 'ISO 8601 UTC timestamp' });
 
 /** Answer of both heartbeat routes. */
-export const heartbeatStatusSchema = z.strictObject({
-  wallet: z.string(),
-  enabled: z.boolean(),
-  state: z.enum(['armed', 'expiring', 'expired', 'off']),
-  timeout_ms: z.number().int(),
-  last_heartbeat_at: ts.nullable(),
-  expires_at: ts.nullable().meta({ description: 'when the resting orders are cancelled unless another heartbeat comes' }),
-  last_expired_at: ts.nullable(),
-  cancelled_at_last_expiry: z.number().int(),
-}).meta({ id: 'HeartbeatStatus' });
+export const heartbeatStatusSchema = z
+  .strictObject({
+    wallet: z.string(),
+    enabled: z.boolean(),
+    state: z.enum(['armed', 'expiring', 'expired', 'off']),
+    timeout_ms: z.number().int(),
+    last_heartbeat_at: ts.nullable(),
+    expires_at: ts.nullable().meta({ description: 'when the resting orders are cancelled unless another heartbeat comes' }),
+    last_expired_at: ts.nullable(),
+    cancelled_at_last_expiry: z.number().int(),
+  })
+  .meta({ id: 'HeartbeatStatus' });
 
 export function heartbeatRoutes(o: { tokens: ClobTokens; db: () => Db; timeoutMs: number; edge: Edge }) {
   const r = new Router({ prefix: '/v1' });
@@ -42,7 +46,14 @@ export function heartbeatRoutes(o: { tokens: ClobTokens; db: () => Db; timeoutMs
   r.get('/heartbeats', auth, async (ctx) => {
     const wallet = ctx.state.wallet as string;
     ctx.body = (await heartbeatStatus(o.db(), wallet)) ?? {
-      wallet, enabled: false, state: 'off', timeout_ms: o.timeoutMs, last_heartbeat_at: null, expires_at: null, last_expired_at: null, cancelled_at_last_expiry: 0,
+      wallet,
+      enabled: false,
+      state: 'off',
+      timeout_ms: o.timeoutMs,
+      last_heartbeat_at: null,
+      expires_at: null,
+      last_expired_at: null,
+      cancelled_at_last_expiry: 0,
     };
   });
   return r;
@@ -50,9 +61,20 @@ export function heartbeatRoutes(o: { tokens: ClobTokens; db: () => Db; timeoutMs
 
 documentRoutes(
   {
-    method: 'post', path: '/v1/heartbeats', security: 'clob', summary: 'Heartbeat: arms cancel-on-disconnect for the caller',
-    description: 'The first heartbeat opts the wallet in. If no further heartbeat arrives within CLOB_HEARTBEAT_TIMEOUT_MS, every resting or delayed order of the wallet is cancelled (ledger: order_cancelled, reason heartbeat_timeout) and the wallet is disarmed until its next heartbeat. `{ "enabled": false }` opts out.',
-    body: heartbeatBody, responses: { 200: { description: 'the heartbeat state', schema: heartbeatStatusSchema } },
+    method: 'post',
+    path: '/v1/heartbeats',
+    security: 'clob',
+    summary: 'Heartbeat: arms cancel-on-disconnect for the caller',
+    description:
+      'The first heartbeat opts the wallet in. If no further heartbeat arrives within CLOB_HEARTBEAT_TIMEOUT_MS, every resting or delayed order of the wallet is cancelled (ledger: order_cancelled, reason heartbeat_timeout) and the wallet is disarmed until its next heartbeat. `{ "enabled": false }` opts out.',
+    body: heartbeatBody,
+    responses: { 200: { description: 'the heartbeat state', schema: heartbeatStatusSchema } },
   },
-  { method: 'get', path: '/v1/heartbeats', security: 'clob', summary: "The caller's heartbeat state", responses: { 200: { description: 'the heartbeat state', schema: heartbeatStatusSchema } } },
+  {
+    method: 'get',
+    path: '/v1/heartbeats',
+    security: 'clob',
+    summary: "The caller's heartbeat state",
+    responses: { 200: { description: 'the heartbeat state', schema: heartbeatStatusSchema } },
+  },
 );

@@ -21,48 +21,90 @@ const conditionId = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condi
 export const marketDataRequest = {
   token: z.object({ token_id: tokenId }),
   price: z.object({ token_id: tokenId, side: side.meta({ description: 'BUY: the best bid; SELL: the best ask' }) }),
-  tokens: z.array(z.object({ token_id: tokenId })).min(1).max(MAX_BATCH),
-  prices: z.array(z.object({ token_id: tokenId, side })).min(1).max(MAX_BATCH),
+  tokens: z
+    .array(z.object({ token_id: tokenId }))
+    .min(1)
+    .max(MAX_BATCH),
+  prices: z
+    .array(z.object({ token_id: tokenId, side }))
+    .min(1)
+    .max(MAX_BATCH),
   trades: z.object({
     market: conditionId.meta({ description: 'the condition id' }),
-    limit: z.coerce.number().int().min(1).max(MAX_MARKET_TRADES).default(20).meta({ description: `trades to return, newest first (1 to ${MAX_MARKET_TRADES})` }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MARKET_TRADES)
+      .default(20)
+      .meta({ description: `trades to return, newest first (1 to ${MAX_MARKET_TRADES})` }),
   }),
-  history: z.object({
-    market: tokenId.meta({ description: 'the outcome token id (not the condition id)' }),
-    interval: z.enum(['1m', '1h', '6h', '1d', '1w', 'max']).optional().meta({ description: 'the window before endTs (default now); max: since the first trade' }),
-    fidelity: z.coerce.number().int().min(1).max(43_200).optional().meta({ description: 'bucket size in minutes (default: the finest that keeps the answer within 1,000 points)' }),
-    startTs: unix.optional().meta({ description: 'window start, unix seconds (instead of interval)' }),
-    endTs: unix.optional().meta({ description: 'window end, unix seconds (inclusive; default now)' }),
-  }).refine((q) => q.interval !== undefined || q.startTs !== undefined, 'give interval or startTs')
+  history: z
+    .object({
+      market: tokenId.meta({ description: 'the outcome token id (not the condition id)' }),
+      interval: z
+        .enum(['1m', '1h', '6h', '1d', '1w', 'max'])
+        .optional()
+        .meta({ description: 'the window before endTs (default now); max: since the first trade' }),
+      fidelity: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(43_200)
+        .optional()
+        .meta({ description: 'bucket size in minutes (default: the finest that keeps the answer within 1,000 points)' }),
+      startTs: unix.optional().meta({ description: 'window start, unix seconds (instead of interval)' }),
+      endTs: unix.optional().meta({ description: 'window end, unix seconds (inclusive; default now)' }),
+    })
+    .refine((q) => q.interval !== undefined || q.startTs !== undefined, 'give interval or startTs')
     .refine((q) => q.interval === undefined || q.startTs === undefined, 'interval and startTs exclude each other'),
 };
 
-const decimal = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ description: 'exact decimal string' });
+const decimal = z
+  .string()
+  .regex(/^-?\d+(\.\d+)?$/)
+  .meta({ description: 'exact decimal string' });
 const level = z.strictObject({ price: decimal, size: decimal });
 export const marketDataResponse = {
-  book: z.strictObject({
-    market: z.string().meta({ description: 'condition id' }),
-    asset_id: z.string().meta({ description: 'the token id' }),
-    timestamp: z.string().meta({ description: 'ms since the epoch when the node answered' }),
-    hash: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: 'sha256 hex of the canonical book (levels, tick, minimum size)' }),
-    bids: z.array(level).meta({ description: 'best (highest) first' }),
-    asks: z.array(level).meta({ description: 'best (lowest) first' }),
-    tick_size: decimal, min_order_size: decimal, neg_risk: z.literal(false),
-    last_trade_price: decimal.nullable().meta({ description: "the market's last trade in this token's terms" }),
-    seq: z.number().int().meta({ description: "the market's book sequence: grows with every change of its resting book" }),
-  }).meta({ id: 'OrderBookSummary' }),
+  book: z
+    .strictObject({
+      market: z.string().meta({ description: 'condition id' }),
+      asset_id: z.string().meta({ description: 'the token id' }),
+      timestamp: z.string().meta({ description: 'ms since the epoch when the node answered' }),
+      hash: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .meta({ description: 'sha256 hex of the canonical book (levels, tick, minimum size)' }),
+      bids: z.array(level).meta({ description: 'best (highest) first' }),
+      asks: z.array(level).meta({ description: 'best (lowest) first' }),
+      tick_size: decimal,
+      min_order_size: decimal,
+      neg_risk: z.literal(false),
+      last_trade_price: decimal.nullable().meta({ description: "the market's last trade in this token's terms" }),
+      seq: z.number().int().meta({ description: "the market's book sequence: grows with every change of its resting book" }),
+    })
+    .meta({ id: 'OrderBookSummary' }),
   price: z.strictObject({ price: decimal.nullable() }),
   prices: z.record(z.string(), z.partialRecord(side, decimal.nullable())),
   mid: z.strictObject({ mid: decimal.nullable() }),
   spread: z.strictObject({ spread: decimal.nullable() }),
   byToken: z.record(z.string(), decimal.nullable()),
   tick: z.strictObject({ minimum_tick_size: decimal }),
-  trades: z.array(z.strictObject({
-    id: z.string(), asset_id: z.string().meta({ description: 'the token the taker traded' }), side: side.meta({ description: "the taker's side" }),
-    price: decimal.meta({ description: "in the asset's terms" }), size: decimal,
-    match_time: z.string().regex(/^\d+$/).meta({ description: 'unix seconds as text' }),
-    status: z.enum(['MATCHED', 'MINED', 'CONFIRMED', 'RETRYING', 'FAILED']),
-  }).meta({ id: 'PublicTrade' })).max(MAX_MARKET_TRADES),
+  trades: z
+    .array(
+      z
+        .strictObject({
+          id: z.string(),
+          asset_id: z.string().meta({ description: 'the token the taker traded' }),
+          side: side.meta({ description: "the taker's side" }),
+          price: decimal.meta({ description: "in the asset's terms" }),
+          size: decimal,
+          match_time: z.string().regex(/^\d+$/).meta({ description: 'unix seconds as text' }),
+          status: z.enum(['MATCHED', 'MINED', 'CONFIRMED', 'RETRYING', 'FAILED']),
+        })
+        .meta({ id: 'PublicTrade' }),
+    )
+    .max(MAX_MARKET_TRADES),
   history: z.strictObject({ history: z.array(z.strictObject({ t: z.number().int(), p: decimal })).max(MAX_HISTORY_POINTS) }),
 };
 
@@ -71,7 +113,9 @@ export function marketDataRoutes(o: { data: MarketData; edge: Edge }) {
   const readBody = o.edge.body;
   const d = o.data;
 
-  r.get('/book', async (ctx) => { ctx.body = await d.book(validate(marketDataRequest.token, ctx.query).token_id); });
+  r.get('/book', async (ctx) => {
+    ctx.body = await d.book(validate(marketDataRequest.token, ctx.query).token_id);
+  });
   r.post('/books', readBody, async (ctx) => {
     ctx.body = await d.books(validate(marketDataRequest.tokens, ctx.request.body).map((x) => x.token_id));
   });
@@ -79,7 +123,9 @@ export function marketDataRoutes(o: { data: MarketData; edge: Edge }) {
     const q = validate(marketDataRequest.price, ctx.query);
     ctx.body = { price: (await d.prices([q]))[q.token_id][q.side] ?? null };
   });
-  r.post('/prices', readBody, async (ctx) => { ctx.body = await d.prices(validate(marketDataRequest.prices, ctx.request.body)); });
+  r.post('/prices', readBody, async (ctx) => {
+    ctx.body = await d.prices(validate(marketDataRequest.prices, ctx.request.body));
+  });
   r.get('/midpoint', async (ctx) => {
     const { token_id } = validate(marketDataRequest.token, ctx.query);
     ctx.body = { mid: (await d.midpoints([token_id]))[token_id] };
@@ -94,27 +140,114 @@ export function marketDataRoutes(o: { data: MarketData; edge: Edge }) {
   r.post('/spreads', readBody, async (ctx) => {
     ctx.body = await d.spreads(validate(marketDataRequest.tokens, ctx.request.body).map((x) => x.token_id));
   });
-  r.get('/tick-size', async (ctx) => { ctx.body = await d.tickSize(validate(marketDataRequest.token, ctx.query).token_id); });
+  r.get('/tick-size', async (ctx) => {
+    ctx.body = await d.tickSize(validate(marketDataRequest.token, ctx.query).token_id);
+  });
   r.get('/market-trades', async (ctx) => {
     const q = validate(marketDataRequest.trades, ctx.query);
     ctx.body = await d.trades(q.market, q.limit);
   });
-  r.get('/prices-history', async (ctx) => { ctx.body = await d.history(validate(marketDataRequest.history, ctx.query)); });
+  r.get('/prices-history', async (ctx) => {
+    ctx.body = await d.history(validate(marketDataRequest.history, ctx.query));
+  });
   return r;
 }
 
 const NOT_FOUND = { 404: { description: 'a token no market trades', schema: errorBody } };
 const tags = ['v1/market-data'];
 documentRoutes(
-  { method: 'get', path: '/v1/book', tags, summary: "A token's order book: aggregated levels, seq and hash", query: marketDataRequest.token, responses: { 200: { description: 'the book', schema: marketDataResponse.book }, ...NOT_FOUND } },
-  { method: 'post', path: '/v1/books', tags, summary: `The books of up to ${MAX_BATCH} tokens`, body: marketDataRequest.tokens, responses: { 200: { description: 'the books, in the order asked (duplicates once)', schema: z.array(marketDataResponse.book) }, ...NOT_FOUND } },
-  { method: 'get', path: '/v1/price', tags, summary: 'Best price of a side: BUY the best bid, SELL the best ask (null when that side is empty)', query: marketDataRequest.price, responses: { 200: { description: 'the price', schema: marketDataResponse.price }, ...NOT_FOUND } },
-  { method: 'post', path: '/v1/prices', tags, summary: `Best prices of up to ${MAX_BATCH} token and side pairs`, body: marketDataRequest.prices, responses: { 200: { description: 'token id → side → price', schema: marketDataResponse.prices }, ...NOT_FOUND } },
-  { method: 'get', path: '/v1/midpoint', tags, summary: '(best bid + best ask) / 2, exact (null when a side is empty)', query: marketDataRequest.token, responses: { 200: { description: 'the midpoint', schema: marketDataResponse.mid }, ...NOT_FOUND } },
-  { method: 'post', path: '/v1/midpoints', tags, summary: `Midpoints of up to ${MAX_BATCH} tokens`, body: marketDataRequest.tokens, responses: { 200: { description: 'token id → midpoint', schema: marketDataResponse.byToken }, ...NOT_FOUND } },
-  { method: 'get', path: '/v1/spread', tags, summary: 'best ask − best bid (null when a side is empty)', query: marketDataRequest.token, responses: { 200: { description: 'the spread', schema: marketDataResponse.spread }, ...NOT_FOUND } },
-  { method: 'post', path: '/v1/spreads', tags, summary: `Spreads of up to ${MAX_BATCH} tokens`, body: marketDataRequest.tokens, responses: { 200: { description: 'token id → spread', schema: marketDataResponse.byToken }, ...NOT_FOUND } },
-  { method: 'get', path: '/v1/tick-size', tags, summary: "The token's market tick", query: marketDataRequest.token, responses: { 200: { description: 'the tick', schema: marketDataResponse.tick }, ...NOT_FOUND } },
-  { method: 'get', path: '/v1/market-trades', tags, summary: `A market's most recent trades, newest first (at most ${MAX_MARKET_TRADES}; no owners or wallets)`, query: marketDataRequest.trades, responses: { 200: { description: 'the trades', schema: marketDataResponse.trades }, 404: { description: 'a market the catalog does not know', schema: errorBody } } },
-  { method: 'get', path: '/v1/prices-history', tags, summary: `Last trade price per bucket of fidelity minutes, in the token's terms (at most ${MAX_HISTORY_POINTS} points)`, query: marketDataRequest.history, responses: { 200: { description: 'points { t: bucket start (unix s), p }', schema: marketDataResponse.history }, ...NOT_FOUND } },
+  {
+    method: 'get',
+    path: '/v1/book',
+    tags,
+    summary: "A token's order book: aggregated levels, seq and hash",
+    query: marketDataRequest.token,
+    responses: { 200: { description: 'the book', schema: marketDataResponse.book }, ...NOT_FOUND },
+  },
+  {
+    method: 'post',
+    path: '/v1/books',
+    tags,
+    summary: `The books of up to ${MAX_BATCH} tokens`,
+    body: marketDataRequest.tokens,
+    responses: {
+      200: { description: 'the books, in the order asked (duplicates once)', schema: z.array(marketDataResponse.book) },
+      ...NOT_FOUND,
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/price',
+    tags,
+    summary: 'Best price of a side: BUY the best bid, SELL the best ask (null when that side is empty)',
+    query: marketDataRequest.price,
+    responses: { 200: { description: 'the price', schema: marketDataResponse.price }, ...NOT_FOUND },
+  },
+  {
+    method: 'post',
+    path: '/v1/prices',
+    tags,
+    summary: `Best prices of up to ${MAX_BATCH} token and side pairs`,
+    body: marketDataRequest.prices,
+    responses: { 200: { description: 'token id → side → price', schema: marketDataResponse.prices }, ...NOT_FOUND },
+  },
+  {
+    method: 'get',
+    path: '/v1/midpoint',
+    tags,
+    summary: '(best bid + best ask) / 2, exact (null when a side is empty)',
+    query: marketDataRequest.token,
+    responses: { 200: { description: 'the midpoint', schema: marketDataResponse.mid }, ...NOT_FOUND },
+  },
+  {
+    method: 'post',
+    path: '/v1/midpoints',
+    tags,
+    summary: `Midpoints of up to ${MAX_BATCH} tokens`,
+    body: marketDataRequest.tokens,
+    responses: { 200: { description: 'token id → midpoint', schema: marketDataResponse.byToken }, ...NOT_FOUND },
+  },
+  {
+    method: 'get',
+    path: '/v1/spread',
+    tags,
+    summary: 'best ask − best bid (null when a side is empty)',
+    query: marketDataRequest.token,
+    responses: { 200: { description: 'the spread', schema: marketDataResponse.spread }, ...NOT_FOUND },
+  },
+  {
+    method: 'post',
+    path: '/v1/spreads',
+    tags,
+    summary: `Spreads of up to ${MAX_BATCH} tokens`,
+    body: marketDataRequest.tokens,
+    responses: { 200: { description: 'token id → spread', schema: marketDataResponse.byToken }, ...NOT_FOUND },
+  },
+  {
+    method: 'get',
+    path: '/v1/tick-size',
+    tags,
+    summary: "The token's market tick",
+    query: marketDataRequest.token,
+    responses: { 200: { description: 'the tick', schema: marketDataResponse.tick }, ...NOT_FOUND },
+  },
+  {
+    method: 'get',
+    path: '/v1/market-trades',
+    tags,
+    summary: `A market's most recent trades, newest first (at most ${MAX_MARKET_TRADES}; no owners or wallets)`,
+    query: marketDataRequest.trades,
+    responses: {
+      200: { description: 'the trades', schema: marketDataResponse.trades },
+      404: { description: 'a market the catalog does not know', schema: errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/prices-history',
+    tags,
+    summary: `Last trade price per bucket of fidelity minutes, in the token's terms (at most ${MAX_HISTORY_POINTS} points)`,
+    query: marketDataRequest.history,
+    responses: { 200: { description: 'points { t: bucket start (unix s), p }', schema: marketDataResponse.history }, ...NOT_FOUND },
+  },
 );

@@ -13,8 +13,14 @@ import type { MintMerge } from '../../settlement/mint-merge.ts';
 import type { Edge } from '../edge.ts';
 
 export const mintMergeBody = z.object({
-  market: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits').transform((s) => s.toLowerCase()),
-  amount: z.string().regex(/^[1-9]\d{0,18}$/, 'amount is a positive integer of micro-units, as a decimal string').transform((s) => BigInt(s)),
+  market: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits')
+    .transform((s) => s.toLowerCase()),
+  amount: z
+    .string()
+    .regex(/^[1-9]\d{0,18}$/, 'amount is a positive integer of micro-units, as a decimal string')
+    .transform((s) => BigInt(s)),
 });
 
 export function marketMakerRoutes(o: { tokens: ClobTokens; mintMerge: MintMerge; enabled: boolean; edge: Edge }) {
@@ -34,14 +40,27 @@ export function marketMakerRoutes(o: { tokens: ClobTokens; mintMerge: MintMerge;
   return r;
 }
 
-export const mintMergeResult = z.object({
-  success: z.literal(true), operation: z.enum(['mint_tokens', 'merge_tokens']), market: z.string(), amount: z.string(), transaction_hash: z.string(),
-}).meta({ id: 'MintMergeResult' });
+export const mintMergeResult = z
+  .object({
+    success: z.literal(true),
+    operation: z.enum(['mint_tokens', 'merge_tokens']),
+    market: z.string(),
+    amount: z.string(),
+    transaction_hash: z.string(),
+  })
+  .meta({ id: 'MintMergeResult' });
 
-documentRoutes(...(['mint', 'merge'] as const).map((op) => ({
-  method: 'post' as const, path: `/v1/market-makers/${op}`, security: 'clob' as const,
-  summary: op === 'mint' ? 'mint_tokens: n collateral → n YES + n NO' : 'merge_tokens: n YES + n NO → n collateral',
-  description: `SPEC 4.3, no fee, no counterparty: one on-chain transaction signed by the settlement delegate under the caller's allowances. Served only when CLOB_ENABLE_MINT_MERGE_MATCHING=0 (404 otherwise). What it spends is reserved while it runs: an amount above the unreserved balance answers 400 INSUFFICIENT_BALANCE; a missing allowance 400 allowance.`,
-  body: mintMergeBody,
-  responses: { 200: { description: 'the confirmed transaction', schema: mintMergeResult }, 404: { description: 'same-side matching is on, or no such market', schema: errorBody } },
-})));
+documentRoutes(
+  ...(['mint', 'merge'] as const).map((op) => ({
+    method: 'post' as const,
+    path: `/v1/market-makers/${op}`,
+    security: 'clob' as const,
+    summary: op === 'mint' ? 'mint_tokens: n collateral → n YES + n NO' : 'merge_tokens: n YES + n NO → n collateral',
+    description: `SPEC 4.3, no fee, no counterparty: one on-chain transaction signed by the settlement delegate under the caller's allowances. Served only when CLOB_ENABLE_MINT_MERGE_MATCHING=0 (404 otherwise). What it spends is reserved while it runs: an amount above the unreserved balance answers 400 INSUFFICIENT_BALANCE; a missing allowance 400 allowance.`,
+    body: mintMergeBody,
+    responses: {
+      200: { description: 'the confirmed transaction', schema: mintMergeResult },
+      404: { description: 'same-side matching is on, or no such market', schema: errorBody },
+    },
+  })),
+);

@@ -23,7 +23,9 @@ export function marketRoutes(catalog: Catalog, o: { jwtSecret: string; edge: Edg
     if (!q.success) throw new HttpError(400, 'invalid_request', 'status must be open, closed or resolved');
     ctx.body = { data: await catalog.list(q.data) };
   });
-  r.get('/admin/markets/', auth, requireSuperuser, async (ctx) => { ctx.body = { data: await catalog.list() }; });
+  r.get('/admin/markets/', auth, requireSuperuser, async (ctx) => {
+    ctx.body = { data: await catalog.list() };
+  });
   r.post('/admin/markets/', auth, requireSuperuser, readBody, async (ctx) => {
     const body = marketCreate.parse(ctx.request.body ?? {});
     const created = await catalog.create(body);
@@ -57,9 +59,47 @@ const list = z.strictObject({ data: z.array(api.market) });
 const one = z.strictObject({ data: api.market });
 const NOT_FOUND = { description: 'not found', schema: api.errorBody };
 documentRoutes(
-  { method: 'get', path: '/api/markets/', summary: 'The market catalog', query: marketsRequest.list, responses: { 200: { description: 'markets, newest first', schema: list } } },
-  { method: 'get', path: '/api/markets/admin/markets/', security: 'superuser', summary: 'The market catalog (admin)', responses: { 200: { description: 'markets', schema: list } } },
-  { method: 'post', path: '/api/markets/admin/markets/', security: 'superuser', summary: 'Create a market', body: marketCreate, responses: { 201: { description: 'created', schema: one }, 409: { description: 'exists', schema: api.errorBody } } },
-  { method: 'get', path: '/api/markets/admin/markets/:conditionId/', security: 'superuser', summary: 'One market (admin)', params: marketsRequest.params, responses: { 200: { description: 'the market', schema: one }, 404: NOT_FOUND } },
-  { method: 'patch', path: '/api/markets/admin/markets/:conditionId/', security: 'superuser', summary: 'Edit a market', params: marketsRequest.params, body: marketPatch, responses: { 200: { description: 'the market', schema: one }, 404: NOT_FOUND, 409: { description: 'on_chain_market_id taken', schema: api.errorBody } } },
+  {
+    method: 'get',
+    path: '/api/markets/',
+    summary: 'The market catalog',
+    query: marketsRequest.list,
+    responses: { 200: { description: 'markets, newest first', schema: list } },
+  },
+  {
+    method: 'get',
+    path: '/api/markets/admin/markets/',
+    security: 'superuser',
+    summary: 'The market catalog (admin)',
+    responses: { 200: { description: 'markets', schema: list } },
+  },
+  {
+    method: 'post',
+    path: '/api/markets/admin/markets/',
+    security: 'superuser',
+    summary: 'Create a market',
+    body: marketCreate,
+    responses: { 201: { description: 'created', schema: one }, 409: { description: 'exists', schema: api.errorBody } },
+  },
+  {
+    method: 'get',
+    path: '/api/markets/admin/markets/:conditionId/',
+    security: 'superuser',
+    summary: 'One market (admin)',
+    params: marketsRequest.params,
+    responses: { 200: { description: 'the market', schema: one }, 404: NOT_FOUND },
+  },
+  {
+    method: 'patch',
+    path: '/api/markets/admin/markets/:conditionId/',
+    security: 'superuser',
+    summary: 'Edit a market',
+    params: marketsRequest.params,
+    body: marketPatch,
+    responses: {
+      200: { description: 'the market', schema: one },
+      404: NOT_FOUND,
+      409: { description: 'on_chain_market_id taken', schema: api.errorBody },
+    },
+  },
 );

@@ -13,25 +13,47 @@ import * as api from '../openapi-schemas.ts';
 
 const status = z.enum(PARLAY_STATUSES);
 /** Micro-units, stored as PostgreSQL bigint: 0..2^63-1; JSON numbers are exact only up to 2^53-1, larger ones come as strings. */
-const AMOUNT = { error: `must be an integer from 0 to ${BIGINT_MAX} (a JSON integer up to ${Number.MAX_SAFE_INTEGER}, or a decimal string)` };
-const amount = z.union([
-  z.number(AMOUNT).int(AMOUNT).nonnegative(AMOUNT),
-  z.string(AMOUNT).regex(/^\d{1,19}$/, AMOUNT).refine(fitsBigint, AMOUNT),
-], AMOUNT).transform((v) => v.toString());
+const AMOUNT = {
+  error: `must be an integer from 0 to ${BIGINT_MAX} (a JSON integer up to ${Number.MAX_SAFE_INTEGER}, or a decimal string)`,
+};
+const amount = z
+  .union(
+    [
+      z.number(AMOUNT).int(AMOUNT).nonnegative(AMOUNT),
+      z
+        .string(AMOUNT)
+        .regex(/^\d{1,19}$/, AMOUNT)
+        .refine(fitsBigint, AMOUNT),
+    ],
+    AMOUNT,
+  )
+  .transform((v) => v.toString());
 const base58 = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 address');
 
-export const vaultPatch = z.object({
-  vault_address: base58.optional(),
-  max_legs: z.number().int().min(2).max(255).optional(),
-  max_payout_cap: amount.optional(),
-  min_stake: amount.optional(),
-  max_stake: amount.optional(),
-  is_active: z.boolean().optional(),
-}).strict().refine((v) => Object.keys(v).length > 0, 'give at least one of vault_address, max_legs, max_payout_cap, min_stake, max_stake, is_active');
+export const vaultPatch = z
+  .object({
+    vault_address: base58.optional(),
+    max_legs: z.number().int().min(2).max(255).optional(),
+    max_payout_cap: amount.optional(),
+    min_stake: amount.optional(),
+    max_stake: amount.optional(),
+    is_active: z.boolean().optional(),
+  })
+  .strict()
+  .refine(
+    (v) => Object.keys(v).length > 0,
+    'give at least one of vault_address, max_legs, max_payout_cap, min_stake, max_stake, is_active',
+  );
 
 export const parlaysRequest = {
   /** Not a parlay id (nor one that can exist: beyond the bigint the mirror stores): the same 404 as a missing parlay. */
-  params: z.object({ parlayId: z.string().regex(/^\d{1,19}$/).refine(fitsBigint).meta({ description: 'on-chain parlay id (integer)' }) }),
+  params: z.object({
+    parlayId: z
+      .string()
+      .regex(/^\d{1,19}$/)
+      .refine(fitsBigint)
+      .meta({ description: 'on-chain parlay id (integer)' }),
+  }),
   user: z.object({ status: status.optional() }),
   admin: z.object({
     status: status.optional(),
@@ -57,12 +79,16 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
     ctx.body = await svc.deliver(ctx.request.body);
   });
 
-  r.get('/vault/', async (ctx) => { ctx.body = { data: await svc.vault() }; });
+  r.get('/vault/', async (ctx) => {
+    ctx.body = { data: await svc.vault() };
+  });
   r.patch('/vault/', auth, requireSuperuser, readBody, async (ctx) => {
     const body = vaultPatch.parse(ctx.request.body ?? {});
     ctx.body = { data: await svc.patchVault(body) };
   });
-  r.post('/vault/sync/', auth, requireSuperuser, async (ctx) => { ctx.body = { data: await svc.syncVault() }; });
+  r.post('/vault/sync/', auth, requireSuperuser, async (ctx) => {
+    ctx.body = { data: await svc.syncVault() };
+  });
 
   r.get('/user/', auth, async (ctx) => {
     const q = parlaysRequest.user.safeParse(ctx.query);
@@ -79,12 +105,21 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
     // checked; should it still not parse, the link is relative rather than a 500.
     const link = (page: number) => {
       let u: URL;
-      try { u = new URL(ctx.href); } catch { u = new URL(ctx.originalUrl, 'http://invalid.host'); }
+      try {
+        u = new URL(ctx.href);
+      } catch {
+        u = new URL(ctx.originalUrl, 'http://invalid.host');
+      }
       u.searchParams.set('page', String(page));
       return u.host === 'invalid.host' ? `${u.pathname}${u.search}` : u.toString();
     };
     const pages = Math.max(1, Math.ceil(count / 20));
-    ctx.body = { count, next: q.data.page < pages ? link(q.data.page + 1) : null, previous: q.data.page > 1 ? link(Math.min(q.data.page - 1, pages)) : null, results };
+    ctx.body = {
+      count,
+      next: q.data.page < pages ? link(q.data.page + 1) : null,
+      previous: q.data.page > 1 ? link(Math.min(q.data.page - 1, pages)) : null,
+      results,
+    };
   });
 
   r.post('/admin/:parlayId/void/', auth, requireSuperuser, async (ctx) => {
@@ -105,15 +140,79 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
   return r;
 }
 
-const NOT_FOUND = { description: 'missing, or not the caller\'s (the same 404)', schema: api.errorBody };
+const NOT_FOUND = { description: "missing, or not the caller's (the same 404)", schema: api.errorBody };
 const vaultData = api.dataOf(api.vault);
 documentRoutes(
-  { method: 'post', path: '/api/parlays/webhooks/indexer/', security: 'webhook', summary: 'Webhook delivery of raw transactions (one or an array)', body: webhookBody, responses: { 200: { description: 'counts of transactions', schema: api.webhookResult }, 400: { description: 'malformed body (from a caller with the secret)', schema: api.errorBody }, 403: { description: 'wrong secret (checked before the body is read)', schema: api.errorBody }, 503: { description: 'deferred (the provider retries) or the secret is not configured (whatever the body)', schema: api.errorBody } } },
-  { method: 'get', path: '/api/parlays/vault/', summary: 'The vault mirror', responses: { 200: { description: 'the vault', schema: vaultData } } },
-  { method: 'patch', path: '/api/parlays/vault/', security: 'superuser', summary: 'Edit the vault settings', body: vaultPatch, responses: { 200: { description: 'the vault', schema: vaultData } } },
-  { method: 'post', path: '/api/parlays/vault/sync/', security: 'superuser', summary: "Re-read the vault balance from the chain", responses: { 200: { description: 'the vault', schema: vaultData }, 502: { description: 'the RPC call failed', schema: api.errorBody } } },
-  { method: 'get', path: '/api/parlays/user/', security: 'platform', summary: "The caller's parlays (and its linked wallet's), newest first, at most 50", query: parlaysRequest.user, responses: { 200: { description: 'parlays', schema: api.dataOf(z.array(api.parlay)) } } },
-  { method: 'get', path: '/api/parlays/admin/', security: 'superuser', summary: 'Every parlay, 20 per page', query: parlaysRequest.admin, responses: { 200: { description: 'a page', schema: api.adminParlayPage } } },
-  { method: 'post', path: '/api/parlays/admin/:parlayId/void/', security: 'superuser', summary: 'Void an active parlay on chain (refund)', params: parlaysRequest.params, responses: { 202: { description: 'the void_parlay transaction landed', schema: api.dataOf(api.voidResult) }, 400: { description: 'not active', schema: api.errorBody }, 404: NOT_FOUND, 502: { description: 'the RPC call failed', schema: api.errorBody }, 503: { description: 'no chain RPC, or no authority key (PARLAY_AUTHORITY_KEYPAIR) to sign with', schema: api.errorBody } } },
-  { method: 'get', path: '/api/parlays/:parlayId/', security: 'platform', summary: 'One parlay of the caller', params: parlaysRequest.params, responses: { 200: { description: 'the parlay', schema: api.dataOf(api.parlay) }, 404: NOT_FOUND } },
+  {
+    method: 'post',
+    path: '/api/parlays/webhooks/indexer/',
+    security: 'webhook',
+    summary: 'Webhook delivery of raw transactions (one or an array)',
+    body: webhookBody,
+    responses: {
+      200: { description: 'counts of transactions', schema: api.webhookResult },
+      400: { description: 'malformed body (from a caller with the secret)', schema: api.errorBody },
+      403: { description: 'wrong secret (checked before the body is read)', schema: api.errorBody },
+      503: { description: 'deferred (the provider retries) or the secret is not configured (whatever the body)', schema: api.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/parlays/vault/',
+    summary: 'The vault mirror',
+    responses: { 200: { description: 'the vault', schema: vaultData } },
+  },
+  {
+    method: 'patch',
+    path: '/api/parlays/vault/',
+    security: 'superuser',
+    summary: 'Edit the vault settings',
+    body: vaultPatch,
+    responses: { 200: { description: 'the vault', schema: vaultData } },
+  },
+  {
+    method: 'post',
+    path: '/api/parlays/vault/sync/',
+    security: 'superuser',
+    summary: 'Re-read the vault balance from the chain',
+    responses: { 200: { description: 'the vault', schema: vaultData }, 502: { description: 'the RPC call failed', schema: api.errorBody } },
+  },
+  {
+    method: 'get',
+    path: '/api/parlays/user/',
+    security: 'platform',
+    summary: "The caller's parlays (and its linked wallet's), newest first, at most 50",
+    query: parlaysRequest.user,
+    responses: { 200: { description: 'parlays', schema: api.dataOf(z.array(api.parlay)) } },
+  },
+  {
+    method: 'get',
+    path: '/api/parlays/admin/',
+    security: 'superuser',
+    summary: 'Every parlay, 20 per page',
+    query: parlaysRequest.admin,
+    responses: { 200: { description: 'a page', schema: api.adminParlayPage } },
+  },
+  {
+    method: 'post',
+    path: '/api/parlays/admin/:parlayId/void/',
+    security: 'superuser',
+    summary: 'Void an active parlay on chain (refund)',
+    params: parlaysRequest.params,
+    responses: {
+      202: { description: 'the void_parlay transaction landed', schema: api.dataOf(api.voidResult) },
+      400: { description: 'not active', schema: api.errorBody },
+      404: NOT_FOUND,
+      502: { description: 'the RPC call failed', schema: api.errorBody },
+      503: { description: 'no chain RPC, or no authority key (PARLAY_AUTHORITY_KEYPAIR) to sign with', schema: api.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/parlays/:parlayId/',
+    security: 'platform',
+    summary: 'One parlay of the caller',
+    params: parlaysRequest.params,
+    responses: { 200: { description: 'the parlay', schema: api.dataOf(api.parlay) }, 404: NOT_FOUND },
+  },
 );

@@ -25,11 +25,21 @@ export const UI_ASSETS: Record<string, string> = {
 const PAGE = 'market.html';
 
 export const CSP = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
-  "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
-interface StaticFile { body: Buffer; type: string; etag: string }
+interface StaticFile {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
 
 function load(name: string, type: string): StaticFile {
   const body = readFileSync(new URL(name, UI_DIR));
@@ -57,7 +67,10 @@ export function uiRoutes(o: { market: (conditionId: string) => Promise<unknown |
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('Content-Security-Policy', CSP);
     ctx.type = f.type;
-    if (ctx.get('if-none-match') === f.etag) { ctx.status = 304; return; }
+    if (ctx.get('if-none-match') === f.etag) {
+      ctx.status = 304;
+      return;
+    }
     ctx.body = f.body;
   };
 
@@ -76,6 +89,27 @@ export function uiRoutes(o: { market: (conditionId: string) => Promise<unknown |
 
 const tags = ['ui'];
 documentRoutes(
-  { method: 'get', path: '/ui/markets/:condition_id', tags, summary: "A market's page: depth ladder, recent trades, price chart, live over /ws/market (polling the REST reads without it)", params: uiRequest.page, responses: { 200: { description: 'HTML', schema: z.string(), contentType: 'text/html' }, 400: { description: 'not a condition id', schema: errorBody }, 404: { description: 'a market the catalog does not know', schema: errorBody } } },
-  { method: 'get', path: '/ui/assets/:name', tags, summary: `The page's scripts and style: ${Object.keys(UI_ASSETS).join(', ')}`, params: uiRequest.asset, responses: { 200: { description: 'JavaScript module or CSS', schema: z.string(), contentType: 'text/javascript' }, 404: { description: 'not one of the files', schema: errorBody } } },
+  {
+    method: 'get',
+    path: '/ui/markets/:condition_id',
+    tags,
+    summary: "A market's page: depth ladder, recent trades, price chart, live over /ws/market (polling the REST reads without it)",
+    params: uiRequest.page,
+    responses: {
+      200: { description: 'HTML', schema: z.string(), contentType: 'text/html' },
+      400: { description: 'not a condition id', schema: errorBody },
+      404: { description: 'a market the catalog does not know', schema: errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/ui/assets/:name',
+    tags,
+    summary: `The page's scripts and style: ${Object.keys(UI_ASSETS).join(', ')}`,
+    params: uiRequest.asset,
+    responses: {
+      200: { description: 'JavaScript module or CSS', schema: z.string(), contentType: 'text/javascript' },
+      404: { description: 'not one of the files', schema: errorBody },
+    },
+  },
 );

@@ -9,7 +9,6 @@ import { Migration } from '@mikro-orm/migrations';
  * PostgreSQL folds repeated payloads of one transaction into one notification.
  */
 export class Migration20261123400000 extends Migration {
-
   override name = 'Migration20261123400000';
 
   override up(): void | Promise<void> {
@@ -49,11 +48,23 @@ begin
   perform pg_notify('parlay_reads', '*');
   return null;
 end $$;`);
-    for (const [table, fn] of [['parlays', 'parlay_reads_of_parlays'], ['parlay_legs', 'parlay_reads_of_legs'], ['markets', 'parlay_reads_of_markets']]) {
-      this.addSql(`create trigger "${table}_reads_ins" after insert on "${table}" referencing new table as new_rows for each statement execute function ${fn}();`);
-      this.addSql(`create trigger "${table}_reads_upd" after update on "${table}" referencing old table as old_rows new table as new_rows for each statement execute function ${fn}();`);
-      this.addSql(`create trigger "${table}_reads_del" after delete on "${table}" referencing old table as old_rows for each statement execute function ${fn}();`);
-      this.addSql(`create trigger "${table}_reads_trunc" after truncate on "${table}" for each statement execute function parlay_reads_all();`);
+    for (const [table, fn] of [
+      ['parlays', 'parlay_reads_of_parlays'],
+      ['parlay_legs', 'parlay_reads_of_legs'],
+      ['markets', 'parlay_reads_of_markets'],
+    ]) {
+      this.addSql(
+        `create trigger "${table}_reads_ins" after insert on "${table}" referencing new table as new_rows for each statement execute function ${fn}();`,
+      );
+      this.addSql(
+        `create trigger "${table}_reads_upd" after update on "${table}" referencing old table as old_rows new table as new_rows for each statement execute function ${fn}();`,
+      );
+      this.addSql(
+        `create trigger "${table}_reads_del" after delete on "${table}" referencing old table as old_rows for each statement execute function ${fn}();`,
+      );
+      this.addSql(
+        `create trigger "${table}_reads_trunc" after truncate on "${table}" for each statement execute function parlay_reads_all();`,
+      );
     }
   }
 
@@ -61,7 +72,7 @@ end $$;`);
     for (const table of ['parlays', 'parlay_legs', 'markets']) {
       for (const s of ['ins', 'upd', 'del', 'trunc']) this.addSql(`drop trigger if exists "${table}_reads_${s}" on "${table}";`);
     }
-    for (const fn of ['parlay_reads_of_parlays', 'parlay_reads_of_legs', 'parlay_reads_of_markets', 'parlay_reads_all']) this.addSql(`drop function if exists ${fn}();`);
+    for (const fn of ['parlay_reads_of_parlays', 'parlay_reads_of_legs', 'parlay_reads_of_markets', 'parlay_reads_all'])
+      this.addSql(`drop function if exists ${fn}();`);
   }
-
 }

@@ -7,17 +7,17 @@ import { Migration } from '@mikro-orm/migrations';
  * applied the first time (a later duplicate of the same id was answered, not applied).
  */
 export class Migration20261123500000 extends Migration {
-
   override name = 'Migration20261123500000';
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "consumer_offsets" add column "replay_from" bigint null;`);
-    this.addSql(`alter table "command_inbox" add column "source_topic" varchar(255) null, add column "source_partition" int null, add column "source_offset" bigint null;`);
+    this.addSql(
+      `alter table "command_inbox" add column "source_topic" varchar(255) null, add column "source_partition" int null, add column "source_offset" bigint null;`,
+    );
   }
 
   override down(): void | Promise<void> {
     this.addSql(`alter table "consumer_offsets" drop column "replay_from";`);
     this.addSql(`alter table "command_inbox" drop column "source_topic", drop column "source_partition", drop column "source_offset";`);
   }
-
 }

@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * planned as a hash join over a sequential scan of every parlay, on every batch.
  */
 export class Migration20261123600000 extends Migration {
-
   override name = 'Migration20261123600000';
 
   override up(): void | Promise<void> {
@@ -37,5 +36,4 @@ begin
   return null;
 end $$;`);
   }
-
 }

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * replayed (the row stays: a rebuild must still skip the record at its old offset).
  */
 export class Migration20261124100000 extends Migration {
-
   override name = 'Migration20261124100000';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261124100000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "dead_letters" drop column "record_key", drop column "replayed_at";`);
   }
-
 }

@@ -7,15 +7,15 @@ import { Migration } from '@mikro-orm/migrations';
  * being applied as a new fact.
  */
 export class Migration20261124190200 extends Migration {
-
   override name = 'Migration20261124190200';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "parlay_event_identities" ("signature" varchar(88) not null, "event_index" int not null, "content_hash" varchar(64) not null, "created_at" timestamptz not null, primary key ("signature", "event_index"));`);
+    this.addSql(
+      `create table "parlay_event_identities" ("signature" varchar(88) not null, "event_index" int not null, "content_hash" varchar(64) not null, "created_at" timestamptz not null, primary key ("signature", "event_index"));`,
+    );
   }
 
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "parlay_event_identities" cascade;`);
   }
-
 }

@@ -5,7 +5,6 @@ import { Migration } from '@mikro-orm/migrations';
  * age order: an index on `created_at` keeps each pass to the rows it deletes.
  */
 export class Migration20261125190000 extends Migration {
-
   override name = 'Migration20261125190000';
 
   override up(): void | Promise<void> {
@@ -15,5 +14,4 @@ export class Migration20261125190000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop index "command_inbox_created_at_idx";`);
   }
-
 }

@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * is still its own (src/settlement/README.md).
  */
 export class Migration20261126200000 extends Migration {
-
   override name = 'Migration20261126200000';
 
   override up(): void | Promise<void> {
@@ -17,5 +16,4 @@ export class Migration20261126200000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "settlements" drop column "lease_owner", drop column "lease_until";`);
   }
-
 }

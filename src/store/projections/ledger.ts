@@ -13,7 +13,9 @@ type Ev = MarketBookEvent;
 const iso = (ms: number) => new Date(ms).toISOString();
 const dec = microToDecimal;
 
-export interface LedgerProjectionOptions { walletTopic: string }
+export interface LedgerProjectionOptions {
+  walletTopic: string;
+}
 
 /** A wallet command through the outbox (topics/wallet-commands.ts). */
 function walletCommand(topic: string, key: string, cmd: WalletProtocol['cmd'], o: { id: string; at: number }): OutboxMessage {
@@ -21,7 +23,14 @@ function walletCommand(topic: string, key: string, cmd: WalletProtocol['cmd'], o
 }
 
 /** The wallet command (as the outbox carries it) that releases what an event frees. */
-function release(topic: string, id: string, orderId: string, rel: { owner: string; amount: bigint } | undefined, reason: string, at: number): OutboxMessage | null {
+function release(
+  topic: string,
+  id: string,
+  orderId: string,
+  rel: { owner: string; amount: bigint } | undefined,
+  reason: string,
+  at: number,
+): OutboxMessage | null {
   if (!rel || rel.amount <= 0n) return null;
   return walletCommand(topic, rel.owner, { type: 'Release', orderId, amount: rel.amount.toString(), reason }, { id, at });
 }
@@ -38,7 +47,15 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     // One public ledger message (topics/ledger.ts): its type is a column, the rest its payload.
     const say = (market: string, owner: string | null, at: number, msg: LedgerPayload) => {
       const { type, ...payload } = msg;
-      ledger.push({ market, topic: type.startsWith('order_') ? 'orders' : 'trades', type, owner_lc: owner?.toLowerCase() ?? null, at: iso(at), ord: ledger.length, payload });
+      ledger.push({
+        market,
+        topic: type.startsWith('order_') ? 'orders' : 'trades',
+        type,
+        owner_lc: owner?.toLowerCase() ?? null,
+        at: iso(at),
+        ord: ledger.length,
+        payload,
+      });
     };
     const w = o.walletTopic;
     for (const a of applied) {
@@ -48,47 +65,113 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           case 'OrderPlaced':
           case 'OrderDelayed': {
             const od = e.order;
-            const tradeIds = e.type === 'OrderPlaced' ? e.tradeIds ?? [] : [];
+            const tradeIds = e.type === 'OrderPlaced' ? (e.tradeIds ?? []) : [];
             orders.push({
-              id: od.hash, market, asset_id: od.tokenId, owner: od.owner, owner_lc: od.owner.toLowerCase(), side: od.side, outcome: od.outcome,
-              original_size: od.size.toString(), size_matched: (od.sizeMatched ?? 0n).toString(), price: od.price,
-              status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status, associate_trades: tradeIds, type: od.orderType,
-              fee_rate_bps: od.feeRateBps, expiration: String(od.expiration), created_at: iso(od.createdAt), updated_at: iso(e.at),
+              id: od.hash,
+              market,
+              asset_id: od.tokenId,
+              owner: od.owner,
+              owner_lc: od.owner.toLowerCase(),
+              side: od.side,
+              outcome: od.outcome,
+              original_size: od.size.toString(),
+              size_matched: (od.sizeMatched ?? 0n).toString(),
+              price: od.price,
+              status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status,
+              associate_trades: tradeIds,
+              type: od.orderType,
+              fee_rate_bps: od.feeRateBps,
+              expiration: String(od.expiration),
+              created_at: iso(od.createdAt),
+              updated_at: iso(e.at),
             });
             say(market, od.owner, e.at, {
               type: e.type === 'OrderDelayed' ? 'order_delayed' : 'order_placed',
               order: {
-                id: od.hash, owner: od.owner, asset_id: od.tokenId, side: od.side, outcome: od.outcome, price: dec(od.price),
-                original_size: dec(od.size), size_matched: dec(od.sizeMatched ?? 0n), status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status,
-                type: od.orderType, expiration: String(od.expiration), created_at: String(Math.floor(od.createdAt / 1000)), associate_trades: tradeIds,
+                id: od.hash,
+                owner: od.owner,
+                asset_id: od.tokenId,
+                side: od.side,
+                outcome: od.outcome,
+                price: dec(od.price),
+                original_size: dec(od.size),
+                size_matched: dec(od.sizeMatched ?? 0n),
+                status: e.type === 'OrderDelayed' ? 'DELAYED' : e.status,
+                type: od.orderType,
+                expiration: String(od.expiration),
+                created_at: String(Math.floor(od.createdAt / 1000)),
+                associate_trades: tradeIds,
               },
             });
             // A resting or held order keeps its reservation: the hold taken before it reached the book is confirmed.
-            if (e.type === 'OrderDelayed' || e.status === 'LIVE') wallet.push(walletCommand(w, od.owner, { type: 'Confirm', orderId: od.hash }, { id: `confirm:${od.hash}`, at: e.at }));
+            if (e.type === 'OrderDelayed' || e.status === 'LIVE')
+              wallet.push(walletCommand(w, od.owner, { type: 'Confirm', orderId: od.hash }, { id: `confirm:${od.hash}`, at: e.at }));
             if (e.type === 'OrderPlaced') {
               // The release's id (the wallet's inbox key, at most 255 characters): the trade ids
               // joined, as always for one or two trades; an execution split into more trades by the
               // maker caps is named by its first trade and their count (an order is placed once).
               const ids = tradeIds;
-              const m = release(w, `fill:${od.hash}:${ids.length <= 2 ? ids.join(',') : `${ids[0]}+${ids.length}`}`, od.hash, e.release, 'filled', e.at);
+              const m = release(
+                w,
+                `fill:${od.hash}:${ids.length <= 2 ? ids.join(',') : `${ids[0]}+${ids.length}`}`,
+                od.hash,
+                e.release,
+                'filled',
+                e.at,
+              );
               if (m) wallet.push(m);
             }
             break;
           }
           case 'OrderUpdated':
             updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status: e.status, trade: e.tradeId, at: iso(e.at) });
-            say(market, e.owner, e.at, { type: 'order_updated', order_id: e.orderId, owner: e.owner, size_matched: dec(e.sizeMatched), status: e.status, trade_id: e.tradeId });
-            { const m = release(w, `fill:${e.orderId}:${e.tradeId}`, e.orderId, e.release, 'filled', e.at); if (m) wallet.push(m); }
+            say(market, e.owner, e.at, {
+              type: 'order_updated',
+              order_id: e.orderId,
+              owner: e.owner,
+              size_matched: dec(e.sizeMatched),
+              status: e.status,
+              trade_id: e.tradeId,
+            });
+            {
+              const m = release(w, `fill:${e.orderId}:${e.tradeId}`, e.orderId, e.release, 'filled', e.at);
+              if (m) wallet.push(m);
+            }
             break;
           case 'OrderCancelled':
           case 'OrderEjected':
           case 'OrderInvalidated': {
-            const status = e.type === 'OrderCancelled' ? 'CANCELED' : e.type === 'OrderInvalidated' ? 'INVALIDATED' : e.reason === 'expired' ? 'EXPIRED' : 'EJECTED';
-            updates.push({ id: e.orderId, size_matched: e.sizeMatched.toString(), status, trade: (e.type === 'OrderInvalidated' ? e.tradeId : null) ?? null, at: iso(e.at) });
-            const end = { order_id: e.orderId as string, owner: e.owner as string, size_matched: dec(e.sizeMatched), reason: (e.reason ?? null) as string | null };
-            say(market, e.owner, e.at, e.type === 'OrderCancelled' ? { type: 'order_cancelled', ...end, status: 'CANCELED' }
-              : e.type === 'OrderInvalidated' ? { type: 'order_invalidated', ...end, status: 'INVALIDATED', ...(e.tradeId ? { trade_id: e.tradeId } : {}) }
-              : { type: 'order_ejected', ...end, status: status as 'EXPIRED' | 'EJECTED' });
+            const status =
+              e.type === 'OrderCancelled'
+                ? 'CANCELED'
+                : e.type === 'OrderInvalidated'
+                  ? 'INVALIDATED'
+                  : e.reason === 'expired'
+                    ? 'EXPIRED'
+                    : 'EJECTED';
+            updates.push({
+              id: e.orderId,
+              size_matched: e.sizeMatched.toString(),
+              status,
+              trade: (e.type === 'OrderInvalidated' ? e.tradeId : null) ?? null,
+              at: iso(e.at),
+            });
+            const end = {
+              order_id: e.orderId as string,
+              owner: e.owner as string,
+              size_matched: dec(e.sizeMatched),
+              reason: (e.reason ?? null) as string | null,
+            };
+            say(
+              market,
+              e.owner,
+              e.at,
+              e.type === 'OrderCancelled'
+                ? { type: 'order_cancelled', ...end, status: 'CANCELED' }
+                : e.type === 'OrderInvalidated'
+                  ? { type: 'order_invalidated', ...end, status: 'INVALIDATED', ...(e.tradeId ? { trade_id: e.tradeId } : {}) }
+                  : { type: 'order_ejected', ...end, status: status as 'EXPIRED' | 'EJECTED' },
+            );
             const m = release(w, `${status.toLowerCase()}:${e.orderId}`, e.orderId, e.release, status.toLowerCase(), e.at);
             if (m) wallet.push(m);
             break;
@@ -96,18 +179,54 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           case 'TradeMatched': {
             const t = e.trade;
             trades.push({
-              id: t.id, taker_order_id: t.taker_order_id, market, asset_id: t.asset_id, side: t.side, outcome: t.outcome, size: t.size.toString(),
-              price: t.price, notional: t.notional.toString(), fee_rate_bps: t.fee_rate_bps, fee: t.fee.toString(), status: t.status,
-              match_type: t.match_type, match_time: iso(t.match_time), last_update: iso(t.last_update), owner: t.owner, maker_address: t.maker_address,
-              transaction_hash: t.transaction_hash ?? '', maker_orders: t.maker_orders.map((m) => ({ ...m, matched_amount: m.matched_amount.toString() })),
+              id: t.id,
+              taker_order_id: t.taker_order_id,
+              market,
+              asset_id: t.asset_id,
+              side: t.side,
+              outcome: t.outcome,
+              size: t.size.toString(),
+              price: t.price,
+              notional: t.notional.toString(),
+              fee_rate_bps: t.fee_rate_bps,
+              fee: t.fee.toString(),
+              status: t.status,
+              match_type: t.match_type,
+              match_time: iso(t.match_time),
+              last_update: iso(t.last_update),
+              owner: t.owner,
+              maker_address: t.maker_address,
+              transaction_hash: t.transaction_hash ?? '',
+              maker_orders: t.maker_orders.map((m) => ({ ...m, matched_amount: m.matched_amount.toString() })),
             });
             say(market, null, t.match_time, {
               type: 'trade_matched',
               trade: {
-                id: t.id, taker_order_id: t.taker_order_id, market, asset_id: t.asset_id, side: t.side, size: dec(t.size), price: dec(t.price),
-                fee_rate_bps: String(t.fee_rate_bps), status: t.status, match_type: t.match_type, match_time: String(Math.floor(t.match_time / 1000)),
-                owner: t.owner, maker_address: t.maker_address, transaction_hash: t.transaction_hash ?? '',
-                maker_orders: t.maker_orders.map((m) => ({ order_id: m.order_id, owner: m.owner, maker_address: m.maker_address, matched_amount: dec(m.matched_amount), price: dec(m.price), fee_rate_bps: String(m.fee_rate_bps), asset_id: m.asset_id, outcome: m.outcome, side: m.side })),
+                id: t.id,
+                taker_order_id: t.taker_order_id,
+                market,
+                asset_id: t.asset_id,
+                side: t.side,
+                size: dec(t.size),
+                price: dec(t.price),
+                fee_rate_bps: String(t.fee_rate_bps),
+                status: t.status,
+                match_type: t.match_type,
+                match_time: String(Math.floor(t.match_time / 1000)),
+                owner: t.owner,
+                maker_address: t.maker_address,
+                transaction_hash: t.transaction_hash ?? '',
+                maker_orders: t.maker_orders.map((m) => ({
+                  order_id: m.order_id,
+                  owner: m.owner,
+                  maker_address: m.maker_address,
+                  matched_amount: dec(m.matched_amount),
+                  price: dec(m.price),
+                  fee_rate_bps: String(m.fee_rate_bps),
+                  asset_id: m.asset_id,
+                  outcome: m.outcome,
+                  side: m.side,
+                })),
               },
             });
             const seen = new Set<string>();
@@ -115,7 +234,14 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               const k = `${address.toLowerCase()}|${role}`;
               if (seen.has(k)) return;
               seen.add(k);
-              parties.push({ trade_id: t.id, address_lc: address.toLowerCase(), role, market, asset_id: t.asset_id, match_time: iso(t.match_time) });
+              parties.push({
+                trade_id: t.id,
+                address_lc: address.toLowerCase(),
+                role,
+                market,
+                asset_id: t.asset_id,
+                match_time: iso(t.match_time),
+              });
             };
             party(t.owner, 'TAKER');
             for (const m of t.maker_orders) party(m.owner, 'MAKER');
@@ -127,8 +253,12 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
             // The type follows the status (trade_mined for MINED, ...): one of topics/ledger.ts's trade news.
             say(market, null, e.at, {
               type: `trade_${String(e.status).toLowerCase()}` as 'trade_mined' | 'trade_confirmed' | 'trade_retrying' | 'trade_failed',
-              trade_id: e.tradeId, status: e.status, transaction_hash: e.transactionHash, attempt: e.attempt,
-              ...(e.reason ? { reason: e.reason } : {}), last_update: String(Math.floor(e.at / 1000)),
+              trade_id: e.tradeId,
+              status: e.status,
+              transaction_hash: e.transactionHash,
+              attempt: e.attempt,
+              ...(e.reason ? { reason: e.reason } : {}),
+              last_update: String(Math.floor(e.at / 1000)),
             } as Extract<LedgerPayload, { type: 'trade_mined' | 'trade_confirmed' | 'trade_retrying' | 'trade_failed' }>);
             break;
           }

@@ -20,7 +20,10 @@ export async function projectParlays(tx: StoreTx, applied: Applied<unknown, Parl
     creates = [];
   };
   for (const e of events) {
-    if (e.type === 'ParlayCreated') { creates.push(e); continue; }
+    if (e.type === 'ParlayCreated') {
+      creates.push(e);
+      continue;
+    }
     await flush();
     if (e.type === 'LegSettled') await legSettled(tx, e);
     else if (e.type === 'ParlayClaimed') await claimed(tx, e);
@@ -31,9 +34,15 @@ export async function projectParlays(tx: StoreTx, applied: Applied<unknown, Parl
 
 async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'ParlayCreated' }>[]) {
   const parlays = list.map((e) => ({
-    id: parlayUuid(e.parlayId), parlay_id: e.parlayId, user_wallet: e.user, stake: e.stake,
-    combined_probability: e.combinedProbability, potential_payout: e.potentialPayout, legs_total: e.legs.length,
-    tx_signature: e.signature, created_at: e.createdAt,
+    id: parlayUuid(e.parlayId),
+    parlay_id: e.parlayId,
+    user_wallet: e.user,
+    stake: e.stake,
+    combined_probability: e.combinedProbability,
+    potential_payout: e.potentialPayout,
+    legs_total: e.legs.length,
+    tx_signature: e.signature,
+    created_at: e.createdAt,
   }));
   await tx.execute(
     `insert into parlays (id, parlay_id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
@@ -45,10 +54,16 @@ async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'Pa
      on conflict (parlay_id) do nothing`,
     [toJson(parlays)],
   );
-  const legs = list.flatMap((e) => e.legs.map((l, i) => ({
-    parlay_id: e.parlayId, leg_index: i, on_chain_market_id: l.marketId, market_address: l.market,
-    selected_outcome: l.outcome === 0 ? 'YES' : 'NO', probability_at_entry: l.probability,
-  })));
+  const legs = list.flatMap((e) =>
+    e.legs.map((l, i) => ({
+      parlay_id: e.parlayId,
+      leg_index: i,
+      on_chain_market_id: l.marketId,
+      market_address: l.market,
+      selected_outcome: l.outcome === 0 ? 'YES' : 'NO',
+      probability_at_entry: l.probability,
+    })),
+  );
   await tx.execute(
     `insert into parlay_legs (parlay_id, leg_index, on_chain_market_id, market_address, selected_outcome, probability_at_entry, status)
      select t.parlay_id, t.leg_index, t.on_chain_market_id, t.market_address, t.selected_outcome, t.probability_at_entry, 'pending'
@@ -60,10 +75,12 @@ async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'Pa
 }
 
 async function legSettled(tx: StoreTx, e: Extract<ParlayEvent, { type: 'LegSettled' }>) {
-  await tx.execute(
-    `update parlay_legs set status = ?, resolved_at = to_timestamp(?) where parlay_id = ? and leg_index = ?`,
-    [LEG_STATUS_CODES[e.legStatus], e.settledAt, e.parlayId, e.legIndex],
-  );
+  await tx.execute(`update parlay_legs set status = ?, resolved_at = to_timestamp(?) where parlay_id = ? and leg_index = ?`, [
+    LEG_STATUS_CODES[e.legStatus],
+    e.settledAt,
+    e.parlayId,
+    e.legIndex,
+  ]);
   const status = STATUS_CODES[e.parlayStatus];
   await tx.execute(
     `update parlays set
@@ -73,8 +90,21 @@ async function legSettled(tx: StoreTx, e: Extract<ParlayEvent, { type: 'LegSettl
        actual_payout = case when ? then ? else actual_payout end,
        settled_at = case when ? then coalesce(settled_at, to_timestamp(?)) else settled_at end
      where parlay_id = ?`,
-    [e.applyStatus, status, e.applyCounters, e.legsWon, e.applyCounters, e.legsLost, e.applyCounters, e.legsResolved,
-      e.applyPayout, e.actualPayout, SETTLED.has(status), e.settledAt, e.parlayId],
+    [
+      e.applyStatus,
+      status,
+      e.applyCounters,
+      e.legsWon,
+      e.applyCounters,
+      e.legsLost,
+      e.applyCounters,
+      e.legsResolved,
+      e.applyPayout,
+      e.actualPayout,
+      SETTLED.has(status),
+      e.settledAt,
+      e.parlayId,
+    ],
   );
 }
 

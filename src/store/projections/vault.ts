@@ -13,8 +13,19 @@ export async function projectVault(tx: StoreTx, applied: Applied<unknown, VaultE
        total_staked = excluded.total_staked, total_paid_out = excluded.total_paid_out, total_exposure = excluded.total_exposure,
        max_payout_cap = excluded.max_payout_cap, max_legs = excluded.max_legs, min_stake = excluded.min_stake,
        max_stake = excluded.max_stake, is_active = excluded.is_active, updated_at = excluded.updated_at`,
-    [s.vaultAddress.v, s.balance.v, s.totalStaked.v, s.totalPaidOut.v, s.totalExposure.v, s.maxPayoutCap.v, s.maxLegs.v,
-      s.minStake.v, s.maxStake.v, s.isActive.v, at],
+    [
+      s.vaultAddress.v,
+      s.balance.v,
+      s.totalStaked.v,
+      s.totalPaidOut.v,
+      s.totalExposure.v,
+      s.maxPayoutCap.v,
+      s.maxLegs.v,
+      s.minStake.v,
+      s.maxStake.v,
+      s.isActive.v,
+      at,
+    ],
   );
   const c = s.config;
   if (!c) return;
@@ -25,7 +36,19 @@ export async function projectVault(tx: StoreTx, applied: Applied<unknown, VaultE
        vault = excluded.vault, max_legs = excluded.max_legs, min_stake = excluded.min_stake, max_stake = excluded.max_stake,
        max_payout_cap = excluded.max_payout_cap, exposure_ratio_bps = excluded.exposure_ratio_bps,
        house_edge_bps = excluded.house_edge_bps, paused = excluded.paused, slot = excluded.slot, updated_at = excluded.updated_at`,
-    [c.authority, c.collateralMint, c.vault, c.maxLegs, c.minStake, c.maxStake, c.maxPayoutCap, c.exposureRatioBps,
-      c.houseEdgeBps, c.paused, c.pos[0], at],
+    [
+      c.authority,
+      c.collateralMint,
+      c.vault,
+      c.maxLegs,
+      c.minStake,
+      c.maxStake,
+      c.maxPayoutCap,
+      c.exposureRatioBps,
+      c.houseEdgeBps,
+      c.paused,
+      c.pos[0],
+      at,
+    ],
   );
 }

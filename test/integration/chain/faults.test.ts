@@ -1,8 +1,15 @@
 // Compute budgets and injected faults: compute exhaustion, dropped and stuck transactions, RPC errors and hangs.
 import test from 'ava';
 import {
-  ComputeBudgetProgram, Keypair, LAMPORTS_PER_SOL, SendTransactionError, SystemProgram, Transaction,
-  TransactionExpiredBlockheightExceededError, type Connection, type TransactionInstruction,
+  ComputeBudgetProgram,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  SendTransactionError,
+  SystemProgram,
+  Transaction,
+  TransactionExpiredBlockheightExceededError,
+  type Connection,
+  type TransactionInstruction,
 } from '@solana/web3.js';
 import { createTransferInstruction } from '@solana/spl-token';
 import { PARLAY_PROGRAM_ID } from '../../../src/chain/idl.ts';
@@ -36,7 +43,11 @@ async function setup() {
 test('a compute-unit limit below what the program needs exhausts it and rolls back', async (t) => {
   const { chain, alice, ata, conn, parlayIx } = await setup();
   t.teardown(() => chain.close());
-  const r = await chain.createParlay(alice, { parlayId: 1, stake: 10n * U, legs }, { computeUnitLimit: 5_000, computeUnitPrice: 1_000_000 });
+  const r = await chain.createParlay(
+    alice,
+    { parlayId: 1, stake: 10n * U, legs },
+    { computeUnitLimit: 5_000, computeUnitPrice: 1_000_000 },
+  );
   t.deepEqual(r.err, { InstructionError: [2, 'ProgramFailedToComplete'] });
   t.is(r.logs.at(-1), `Program ${PID} failed: exceeded CUs meter at BPF instruction`);
   t.true(r.logs.includes(`Program ${PID} consumed 5000 of 5000 compute units`));
@@ -128,7 +139,7 @@ test('fault: RPC errors and hangs for the next calls', async (t) => {
   const who = Keypair.generate().publicKey;
 
   chain.faults.rpcError({ method: 'getBalance', count: 2, code: -32005, message: 'Node is behind' });
-  t.is(await conn.getSlot() > 0, true); // other methods are unaffected
+  t.is((await conn.getSlot()) > 0, true); // other methods are unaffected
   for (let i = 0; i < 2; i++) {
     const e = await t.throwsAsync(conn.getBalance(who));
     t.regex(e!.message, /Node is behind/);
@@ -136,12 +147,18 @@ test('fault: RPC errors and hangs for the next calls', async (t) => {
   t.is(await conn.getBalance(who), 0);
 
   chain.faults.rpcError({ httpStatus: 503, message: 'busy' });
-  const res = await fetch(chain.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }) });
+  const res = await fetch(chain.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }),
+  });
   t.is(res.status, 503);
 
   chain.faults.rpcHang({ method: 'getSlot' });
   const hung = fetch(chain.url, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(300),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    signal: AbortSignal.timeout(300),
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }),
   });
   await t.throwsAsync(hung, { name: 'TimeoutError' });

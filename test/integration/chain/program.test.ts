@@ -36,12 +36,18 @@ async function setup(t: ExecutionContext, opts: BootstrapOptions = {}) {
   return { chain, boot, alice, conn: chain.connection() };
 }
 
-const twoLegs = [{ marketId: 101, probability: 500_000 }, { marketId: 102, probability: 400_000, outcome: 1 }];
+const twoLegs = [
+  { marketId: 101, probability: 500_000 },
+  { marketId: 102, probability: 400_000, outcome: 1 },
+];
 
 function expectError(t: ExecutionContext, r: TxResult, code: number, name: string) {
   t.true(r.landed);
   t.deepEqual(r.err, { InstructionError: [0, { Custom: code }] }, name);
-  t.true(r.logs.some((l) => l.startsWith('Program log: AnchorError') && l.includes(`Error Code: ${name}. Error Number: ${code}.`)), name);
+  t.true(
+    r.logs.some((l) => l.startsWith('Program log: AnchorError') && l.includes(`Error Code: ${name}. Error Number: ${code}.`)),
+    name,
+  );
   t.is(r.logs.at(-1), `Program ${PARLAY_PROGRAM_ID.toBase58()} failed: custom program error: 0x${code.toString(16)}`);
 }
 
@@ -56,13 +62,19 @@ test('create, settle, settle, claim: events, fields and balances (fixture 03 num
   const [ev] = await eventsOf(conn, created.signature);
   t.is(ev.name, 'ParlayCreated');
   t.deepEqual(ev.data, {
-    parlay_id: 1n, user: alice.publicKey.toBase58(), stake: 10n * U, combined_probability: 200_000_000_000n,
+    parlay_id: 1n,
+    user: alice.publicKey.toBase58(),
+    stake: 10n * U,
+    combined_probability: 200_000_000_000n,
     potential_payout: 49n * U,
     legs: [
       { market_id: 101n, market: marketAddressFor(101).toBase58(), outcome: 0, probability: 500_000 },
       { market_id: 102n, market: marketAddressFor(102).toBase58(), outcome: 1, probability: 400_000 },
     ],
-    vault_balance: 100_010n * U, total_staked: 10n * U, total_exposure: 49n * U, created_at: BigInt(ev.blockTime!),
+    vault_balance: 100_010n * U,
+    total_staked: 10n * U,
+    total_exposure: 49n * U,
+    created_at: BigInt(ev.blockTime!),
   });
   t.is(chain.tokenBalance(aliceAta), 4_990n * U);
   t.is(chain.vaultBalance(), 100_010n * U);
@@ -74,8 +86,17 @@ test('create, settle, settle, claim: events, fields and balances (fixture 03 num
   const [leg0] = await eventsOf(conn, s0.signature);
   t.is(leg0.name, 'LegSettled');
   t.deepEqual(leg0.data, {
-    parlay_id: 1n, leg_index: 0, market_id: 101n, leg_status: 1, parlay_status: 0, legs_won: 1, legs_lost: 0,
-    legs_resolved: 1, actual_payout: 0n, total_exposure: 49n * U, settled_at: BigInt(leg0.blockTime!),
+    parlay_id: 1n,
+    leg_index: 0,
+    market_id: 101n,
+    leg_status: 1,
+    parlay_status: 0,
+    legs_won: 1,
+    legs_lost: 0,
+    legs_resolved: 1,
+    actual_payout: 0n,
+    total_exposure: 49n * U,
+    settled_at: BigInt(leg0.blockTime!),
   });
   const s1 = await chain.settleLeg(1, 1, 'won');
   const [leg1] = await eventsOf(conn, s1.signature);
@@ -85,7 +106,11 @@ test('create, settle, settle, claim: events, fields and balances (fixture 03 num
   const [cl] = await eventsOf(conn, claim.signature);
   t.is(cl.name, 'ParlayClaimed');
   t.deepEqual(cl.data, {
-    parlay_id: 1n, user: alice.publicKey.toBase58(), amount: 49n * U, vault_balance: 99_961n * U, total_paid_out: 49n * U,
+    parlay_id: 1n,
+    user: alice.publicKey.toBase58(),
+    amount: 49n * U,
+    vault_balance: 99_961n * U,
+    total_paid_out: 49n * U,
     claimed_at: BigInt(cl.blockTime!),
   });
   t.is(chain.tokenBalance(aliceAta), 5_039n * U);
@@ -101,13 +126,24 @@ test('config and vault events: ConfigInitialized, VaultSeeded, ConfigUpdated, Va
   t.is(init.name, 'ConfigInitialized');
   t.deepEqual(init.data, {
     config: {
-      authority: boot.authority.publicKey.toBase58(), collateral_mint: boot.collateralMint.toBase58(), vault: boot.vault.toBase58(),
-      max_legs: 8, min_stake: U, max_stake: 1_000n * U, max_payout_cap: 50_000n * U, exposure_ratio_bps: 8000,
-      house_edge_bps: 200, paused: false,
+      authority: boot.authority.publicKey.toBase58(),
+      collateral_mint: boot.collateralMint.toBase58(),
+      vault: boot.vault.toBase58(),
+      max_legs: 8,
+      min_stake: U,
+      max_stake: 1_000n * U,
+      max_payout_cap: 50_000n * U,
+      exposure_ratio_bps: 8000,
+      house_edge_bps: 200,
+      paused: false,
     },
   });
   const [seeded] = await eventsOf(conn, sigs[1]);
-  t.deepEqual(seeded, { name: 'VaultSeeded', data: { depositor: boot.authority.publicKey.toBase58(), amount: 100_000n * U, vault_balance: 100_000n * U }, blockTime: seeded.blockTime });
+  t.deepEqual(seeded, {
+    name: 'VaultSeeded',
+    data: { depositor: boot.authority.publicKey.toBase58(), amount: 100_000n * U, vault_balance: 100_000n * U },
+    blockTime: seeded.blockTime,
+  });
 
   const upd = await chain.updateConfig({ maxLegs: 4, houseEdgeBps: 300, paused: true });
   const [updated] = await eventsOf(conn, upd.signature);
@@ -136,7 +172,14 @@ test('void_parlay refunds the stake: ParlayVoided', async (t) => {
   const [ev] = await eventsOf(conn, v.signature);
   t.deepEqual(ev, {
     name: 'ParlayVoided',
-    data: { parlay_id: 7n, refund: 20n * U, vault_balance: 100_000n * U, total_paid_out: 20n * U, total_exposure: 0n, voided_at: BigInt(ev.blockTime!) },
+    data: {
+      parlay_id: 7n,
+      refund: 20n * U,
+      vault_balance: 100_000n * U,
+      total_paid_out: 20n * U,
+      total_exposure: 0n,
+      voided_at: BigInt(ev.blockTime!),
+    },
     blockTime: ev.blockTime,
   });
   t.is(chain.tokenBalance(chain.tokenAccount(alice.publicKey)), 5_000n * U);
@@ -173,15 +216,66 @@ test('lost, voided and partly voided parlays', async (t) => {
 
 test('create_parlay rules: every error code', async (t) => {
   const { chain, alice } = await setup(t);
-  const create = (parlayId: number, stake: bigint, legs: { marketId: number; probability: number }[]) => chain.createParlay(alice, { parlayId, stake, legs });
+  const create = (parlayId: number, stake: bigint, legs: { marketId: number; probability: number }[]) =>
+    chain.createParlay(alice, { parlayId, stake, legs });
   expectError(t, await create(1, 10n * U, [{ marketId: 1, probability: 500_000 }]), 6002, 'TooFewLegs');
-  expectError(t, await create(1, 10n * U, Array.from({ length: 9 }, (_, i) => ({ marketId: i + 1, probability: 900_000 }))), 6001, 'TooManyLegs');
-  expectError(t, await create(1, 10n * U, [{ marketId: 5, probability: 500_000 }, { marketId: 5, probability: 400_000 }]), 6003, 'DuplicateMarket');
-  expectError(t, await create(1, 10n * U, [{ marketId: 5, probability: 0 }, { marketId: 6, probability: 400_000 }]), 6008, 'InvalidProbability');
-  expectError(t, await create(1, 10n * U, [{ marketId: 5, probability: 1_000_000 }, { marketId: 6, probability: 400_000 }]), 6008, 'InvalidProbability');
-  expectError(t, await create(1, U / 2n, twoLegs.map((l) => ({ ...l }))), 6004, 'StakeBelowMinimum');
+  expectError(
+    t,
+    await create(
+      1,
+      10n * U,
+      Array.from({ length: 9 }, (_, i) => ({ marketId: i + 1, probability: 900_000 })),
+    ),
+    6001,
+    'TooManyLegs',
+  );
+  expectError(
+    t,
+    await create(1, 10n * U, [
+      { marketId: 5, probability: 500_000 },
+      { marketId: 5, probability: 400_000 },
+    ]),
+    6003,
+    'DuplicateMarket',
+  );
+  expectError(
+    t,
+    await create(1, 10n * U, [
+      { marketId: 5, probability: 0 },
+      { marketId: 6, probability: 400_000 },
+    ]),
+    6008,
+    'InvalidProbability',
+  );
+  expectError(
+    t,
+    await create(1, 10n * U, [
+      { marketId: 5, probability: 1_000_000 },
+      { marketId: 6, probability: 400_000 },
+    ]),
+    6008,
+    'InvalidProbability',
+  );
+  expectError(
+    t,
+    await create(
+      1,
+      U / 2n,
+      twoLegs.map((l) => ({ ...l })),
+    ),
+    6004,
+    'StakeBelowMinimum',
+  );
   expectError(t, await create(1, 1_001n * U, twoLegs), 6005, 'StakeAboveMaximum');
-  expectError(t, await create(1, 1_000n * U, [{ marketId: 5, probability: 100_000 }, { marketId: 6, probability: 100_000 }]), 6006, 'PayoutCapExceeded');
+  expectError(
+    t,
+    await create(1, 1_000n * U, [
+      { marketId: 5, probability: 100_000 },
+      { marketId: 6, probability: 100_000 },
+    ]),
+    6006,
+    'PayoutCapExceeded',
+  );
   // nothing moved, nothing created
   t.is(chain.tokenBalance(chain.tokenAccount(alice.publicKey)), 5_000n * U);
   t.is(chain.readParlay(1), null);
@@ -228,7 +322,10 @@ test('settle and claim checks: LegAlreadySettled, Unauthorized, ParlayNotClaimab
 test('errors through a Connection: preflight answers the AnchorError logs', async (t) => {
   const { chain, alice, conn } = await setup(t);
   const ix = createParlayInstruction({
-    user: alice.publicKey, userToken: chain.tokenAccount(alice.publicKey), parlayId: 1, stake: 10n * U,
+    user: alice.publicKey,
+    userToken: chain.tokenAccount(alice.publicKey),
+    parlayId: 1,
+    stake: 10n * U,
     legs: [{ marketId: 1, market: marketAddressFor(1), outcome: 0, probability: 500_000 }],
   });
   const tx = new Transaction().add(ix);

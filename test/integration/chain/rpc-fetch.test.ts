@@ -17,19 +17,33 @@ async function server(drop: (req: number, onReusedConnection: boolean) => boolea
     (req.socket as any).served = true;
     req.resume();
     req.on('end', () => {
-      if (drop(n, reused)) { req.socket.destroy(); return; }
+      if (drop(n, reused)) {
+        req.socket.destroy();
+        return;
+      }
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { n } }));
     });
   });
   s.keepAliveTimeout = 60_000;
-  s.on('connection', () => { connections++; });
+  s.on('connection', () => {
+    connections++;
+  });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/`;
-  return { url, stats: () => ({ requests, connections }), close: () => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }) };
+  return {
+    url,
+    stats: () => ({ requests, connections }),
+    close: () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  };
 }
 
-const post = (url: string, agent: http.Agent) => nodeFetch(url, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' }, agent });
+const post = (url: string, agent: http.Agent) =>
+  nodeFetch(url, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' }, agent });
 
 test('a request on a kept-alive connection the server dropped is sent again, once, on a new connection', async (t) => {
   // The second request, the first on a reused connection, finds it dropped.
@@ -63,9 +77,17 @@ test('a dropped fresh connection, or a second drop, is not retried: the caller g
 });
 
 test('a server that never answers fails the request after the timeout', async (t) => {
-  const s = http.createServer(() => { /* never answers */ });
+  const s = http.createServer(() => {
+    /* never answers */
+  });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   const started = Date.now();
   const e = await t.throwsAsync(nodeFetch(`http://127.0.0.1:${(s.address() as AddressInfo).port}/`, { method: 'POST', body: '{}' }, 300));
   t.regex(e!.message, /no answer from 127\.0\.0\.1:\d+ within 300 ms/);

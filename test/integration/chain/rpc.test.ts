@@ -1,8 +1,16 @@
 // The local chain's JSON-RPC endpoint through @solana/web3.js and @solana/spl-token, unchanged.
 import test from 'ava';
 import {
-  ComputeBudgetProgram, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction,
-  TransactionMessage, VersionedTransaction, sendAndConfirmTransaction,
+  ComputeBudgetProgram,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SendTransactionError,
+  SystemProgram,
+  Transaction,
+  TransactionMessage,
+  VersionedTransaction,
+  sendAndConfirmTransaction,
 } from '@solana/web3.js';
 import { approve, getAccount, revoke, transfer } from '@solana/spl-token';
 import { startLocalChain, BLOCKHASH_VALID_SLOTS } from '../../../src/chain/local/index.ts';
@@ -78,17 +86,32 @@ test('send and confirm a transaction; getTransaction and getSignaturesForAddress
   t.true(statuses.value.every((s) => s?.confirmationStatus === 'finalized' && s.err === null));
 
   const all = await conn.getSignaturesForAddress(bob);
-  t.deepEqual(all.map((s) => s.signature), [...sigs].reverse());
-  t.deepEqual((await conn.getSignaturesForAddress(bob, { limit: 1 })).map((s) => s.signature), [sigs[2]]);
-  t.deepEqual((await conn.getSignaturesForAddress(bob, { before: sigs[2] })).map((s) => s.signature), [sigs[1], sigs[0]]);
-  t.deepEqual((await conn.getSignaturesForAddress(bob, { until: sigs[0] })).map((s) => s.signature), [sigs[2], sigs[1]]);
+  t.deepEqual(
+    all.map((s) => s.signature),
+    [...sigs].reverse(),
+  );
+  t.deepEqual(
+    (await conn.getSignaturesForAddress(bob, { limit: 1 })).map((s) => s.signature),
+    [sigs[2]],
+  );
+  t.deepEqual(
+    (await conn.getSignaturesForAddress(bob, { before: sigs[2] })).map((s) => s.signature),
+    [sigs[1], sigs[0]],
+  );
+  t.deepEqual(
+    (await conn.getSignaturesForAddress(bob, { until: sigs[0] })).map((s) => s.signature),
+    [sigs[2], sigs[1]],
+  );
 
   // v0 transaction with base58 encoding
   const { blockhash } = await conn.getLatestBlockhash();
-  const v0 = new VersionedTransaction(new TransactionMessage({
-    payerKey: alice.publicKey, recentBlockhash: blockhash,
-    instructions: [SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob, lamports: 5 })],
-  }).compileToV0Message());
+  const v0 = new VersionedTransaction(
+    new TransactionMessage({
+      payerKey: alice.publicKey,
+      recentBlockhash: blockhash,
+      instructions: [SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob, lamports: 5 })],
+    }).compileToV0Message(),
+  );
   v0.sign([alice]);
   const b58 = (await import('bs58')).default.encode(v0.serialize());
   const sent = await rpc(chain.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [b58] });
@@ -107,8 +130,9 @@ test('preflight failure has a validator error shape; expired blockhash; fee for 
   chain.dev.airdrop(alice.publicKey, 10_000_000n);
   const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
   t.is(lastValidBlockHeight, (await conn.getBlockHeight()) + BLOCKHASH_VALID_SLOTS);
-  const tx = new Transaction({ feePayer: alice.publicKey, blockhash, lastValidBlockHeight })
-    .add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 50_000_000 }));
+  const tx = new Transaction({ feePayer: alice.publicKey, blockhash, lastValidBlockHeight }).add(
+    SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 50_000_000 }),
+  );
   tx.sign(alice);
   const err = await t.throwsAsync(conn.sendRawTransaction(tx.serialize()));
   t.true(err instanceof SendTransactionError);
@@ -123,8 +147,9 @@ test('preflight failure has a validator error shape; expired blockhash; fee for 
   t.is(fee.value, 5000);
 
   chain.advanceSlots(BLOCKHASH_VALID_SLOTS + 1);
-  const ok = new Transaction({ feePayer: alice.publicKey, blockhash, lastValidBlockHeight })
-    .add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1000 }));
+  const ok = new Transaction({ feePayer: alice.publicKey, blockhash, lastValidBlockHeight }).add(
+    SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1000 }),
+  );
   ok.sign(alice);
   const expired = await t.throwsAsync(conn.sendRawTransaction(ok.serialize()));
   t.regex(expired!.message, /Blockhash not found/);
@@ -135,12 +160,20 @@ test('preflight failure has a validator error shape; expired blockhash; fee for 
   t.is((await conn.getSignatureStatus(sig)).value, null);
 
   // a bad signature
-  const forged = new Transaction({ feePayer: alice.publicKey, blockhash: (await conn.getLatestBlockhash()).blockhash, lastValidBlockHeight })
-    .add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: alice.publicKey, lamports: 1 }));
+  const forged = new Transaction({
+    feePayer: alice.publicKey,
+    blockhash: (await conn.getLatestBlockhash()).blockhash,
+    lastValidBlockHeight,
+  }).add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: alice.publicKey, lamports: 1 }));
   forged.sign(alice);
   const raw = forged.serialize();
   raw[5] ^= 0xff;
-  const bad = await rpc(chain.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [raw.toString('base64'), { encoding: 'base64' }] });
+  const bad = await rpc(chain.url, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'sendTransaction',
+    params: [raw.toString('base64'), { encoding: 'base64' }],
+  });
   t.is(bad.error.code, -32003);
 });
 

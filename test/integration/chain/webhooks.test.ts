@@ -11,9 +11,17 @@ import { startLocalChain, type LocalChainOptions } from '../../../src/chain/loca
 
 const U = 1_000_000n;
 const SECRET = 'test-webhook-secret';
-const legs = [{ marketId: 101, probability: 500_000 }, { marketId: 102, probability: 400_000 }];
+const legs = [
+  { marketId: 101, probability: 500_000 },
+  { marketId: 102, probability: 400_000 },
+];
 
-interface Received { authorization?: string; contentType?: string; body: any[]; status: number }
+interface Received {
+  authorization?: string;
+  contentType?: string;
+  body: any[];
+  status: number;
+}
 
 /** A Koa receiver whose answer to the n-th request (0-based) is `status(n)`. */
 async function receiver(status: (n: number) => number = () => 200) {
@@ -24,7 +32,12 @@ async function receiver(status: (n: number) => number = () => 200) {
     for await (const c of ctx.req) chunks.push(c as Buffer);
     const n = received.length;
     ctx.status = status(n);
-    received.push({ authorization: ctx.get('authorization'), contentType: ctx.get('content-type'), body: JSON.parse(Buffer.concat(chunks).toString()), status: ctx.status });
+    received.push({
+      authorization: ctx.get('authorization'),
+      contentType: ctx.get('content-type'),
+      body: JSON.parse(Buffer.concat(chunks).toString()),
+      status: ctx.status,
+    });
     ctx.body = { ok: ctx.status < 300 };
   });
   const server: Server = await new Promise((resolve) => {
@@ -51,7 +64,10 @@ const sigOf = (r: Received) => r.body[0].transaction.signatures[0] as string;
 test('each landed transaction of the program is POSTed as [rawTx], failed ones too', async (t) => {
   const rx = await receiver();
   const { chain, alice } = await chainWith(rx.url);
-  t.teardown(async () => { await chain.close(); await rx.close(); });
+  t.teardown(async () => {
+    await chain.close();
+    await rx.close();
+  });
   const ok = await chain.createParlay(alice, { parlayId: 1, stake: 10n * U, legs });
   const bad = await chain.createParlay(alice, { parlayId: 2, stake: 10n * U, legs: legs.slice(0, 1) });
   await chain.webhooks.idle();
@@ -82,7 +98,10 @@ test('each landed transaction of the program is POSTed as [rawTx], failed ones t
 test('retries on 503 with backoff until delivered', async (t) => {
   const rx = await receiver((n) => (n < 3 ? 503 : 200));
   const { chain, alice } = await chainWith(rx.url);
-  t.teardown(async () => { await chain.close(); await rx.close(); });
+  t.teardown(async () => {
+    await chain.close();
+    await rx.close();
+  });
   await chain.webhooks.idle();
   const before = rx.received.length;
   const r = await chain.createParlay(alice, { parlayId: 1, stake: 10n * U, legs });
@@ -102,7 +121,10 @@ test('retries on 503 with backoff until delivered', async (t) => {
 test('never retries a 4xx (403)', async (t) => {
   const rx = await receiver(() => 403);
   const { chain, alice } = await chainWith(rx.url);
-  t.teardown(async () => { await chain.close(); await rx.close(); });
+  t.teardown(async () => {
+    await chain.close();
+    await rx.close();
+  });
   await chain.createParlay(alice, { parlayId: 1, stake: 10n * U, legs });
   await chain.webhooks.idle();
   t.is(rx.received.length, 3);
@@ -122,7 +144,10 @@ test('retries connection errors and timeouts, then gives up after maxAttempts', 
 test('duplicate: every delivery arrives twice', async (t) => {
   const rx = await receiver();
   const { chain, alice } = await chainWith(rx.url, { webhookDuplicate: true });
-  t.teardown(async () => { await chain.close(); await rx.close(); });
+  t.teardown(async () => {
+    await chain.close();
+    await rx.close();
+  });
   const r = await chain.createParlay(alice, { parlayId: 1, stake: 10n * U, legs });
   await chain.webhooks.idle();
   t.is(rx.received.length, 6);
@@ -133,7 +158,10 @@ test('duplicate: every delivery arrives twice', async (t) => {
 test('shuffle: pending deliveries go out in a different order, none lost', async (t) => {
   const rx = await receiver();
   const { chain, alice } = await chainWith(rx.url, { webhookShuffle: true });
-  t.teardown(async () => { await chain.close(); await rx.close(); });
+  t.teardown(async () => {
+    await chain.close();
+    await rx.close();
+  });
   await chain.webhooks.idle();
   rx.received.length = 0;
   chain.webhooks.pause();

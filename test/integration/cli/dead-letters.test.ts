@@ -17,15 +17,27 @@ test('list dead letters, replay one by id and the rest with --all once the cause
   const bus = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ops-dead-letters-test' });
   const prefix = `od${randomBytes(3).toString('hex')}.`;
   const r = await notesRig(bus, db.url, prefix);
-  t.teardown(async () => { await r.close(); await bus.close(); await db.drop(); });
+  t.teardown(async () => {
+    await r.close();
+    await bus.close();
+    await db.drop();
+  });
   const env = { DATABASE_URL: db.url, TOPIC_PREFIX: prefix, APP_ENV: 'development' };
   const withKafka = { ...env, KAFKA_BROKERS };
 
   const long = 'y'.repeat(40);
-  const outcomes = await Promise.all([
-    note(r.topic, 'k', 1), note(r.topic, 'k', 2, long, 'cmd-2'), note(r.topic, 'k', 3), note(r.topic, 'j', 4, `${long}j`),
-  ].map((s) => r.asker.ask(s).then(() => 'ok', (e) => String(e.message))));
-  t.deepEqual(outcomes.map((o) => o.split(':')[0]), ['ok', 'commit failed', 'ok', 'commit failed']);
+  const outcomes = await Promise.all(
+    [note(r.topic, 'k', 1), note(r.topic, 'k', 2, long, 'cmd-2'), note(r.topic, 'k', 3), note(r.topic, 'j', 4, `${long}j`)].map((s) =>
+      r.asker.ask(s).then(
+        () => 'ok',
+        (e) => String(e.message),
+      ),
+    ),
+  );
+  t.deepEqual(
+    outcomes.map((o) => o.split(':')[0]),
+    ['ok', 'commit failed', 'ok', 'commit failed'],
+  );
   await r.store.deadLetter({ source: 'webhook:sig1:0', reason: 'undecodable event', payload: 'AAAA' });
 
   // Listing: JSON on stdout, filtered by topic or source, limited.
@@ -66,7 +78,11 @@ test('list dead letters, replay one by id and the rest with --all once the cause
   t.deepEqual(one.json.replayed, [{ id: d2.id, source: d2.source, topic: r.topic, key: 'k' }]);
   const until = async (sql: string, want: unknown) => {
     let got: unknown;
-    for (let i = 0; i < 100; i++) { got = (await r.q(sql)).map((x) => Object.values(x).join(',')); if (JSON.stringify(got) === JSON.stringify(want)) break; await new Promise((res) => setTimeout(res, 100)); }
+    for (let i = 0; i < 100; i++) {
+      got = (await r.q(sql)).map((x) => Object.values(x).join(','));
+      if (JSON.stringify(got) === JSON.stringify(want)) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
     t.deepEqual(got, want);
   };
   await until(`select key, seq from ${NOTES_TABLE} order by seq`, ['k,1', 'k,2', 'k,3']);
@@ -77,7 +93,10 @@ test('list dead letters, replay one by id and the rest with --all once the cause
   // --all: what is still pending in the topic (the webhook one is not selected).
   const rest = await runOps(['replay-dead-letters', '--all', '--topic', 'notes'], withKafka);
   t.is(rest.code, 0, rest.stderr);
-  t.deepEqual(rest.json.replayed.map((x: any) => x.id), [d4.id]);
+  t.deepEqual(
+    rest.json.replayed.map((x: any) => x.id),
+    [d4.id],
+  );
   await until(`select key, seq from ${NOTES_TABLE} order by seq`, ['k,1', 'k,2', 'k,3', 'j,4']);
   const pending = await runOps(['dead-letters', '--topic', 'notes', '--pending'], env);
   t.is(pending.json.count, 0);

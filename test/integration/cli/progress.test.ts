@@ -6,7 +6,17 @@ import { Progress } from '../../../src/cli/progress.ts';
 
 function sink(isTTY: boolean) {
   const out: string[] = [];
-  return { out, stream: { isTTY, columns: 80, write: (s: string) => { out.push(s); return true; } } };
+  return {
+    out,
+    stream: {
+      isTTY,
+      columns: 80,
+      write: (s: string) => {
+        out.push(s);
+        return true;
+      },
+    },
+  };
 }
 
 test('on a TTY the bar redraws one line and ends with a newline', async (t) => {
@@ -19,8 +29,14 @@ test('on a TTY the bar redraws one line and ends with a newline', async (t) => {
   t.true(s.out.length >= 2);
   for (const w of s.out) t.true(w.startsWith('\r\x1b[2K'));
   t.regex(s.out[s.out.length - 1], /work \[#{12}\.{12}\] 50\.0% 50\/100 .* done\n$/);
-  t.true(s.out.slice(0, -1).every((w) => !w.endsWith('\n')), 'redrawn in place until the end');
-  t.true(s.out.every((w) => w.length <= 80 || w.endsWith('\n')), 'fits the terminal');
+  t.true(
+    s.out.slice(0, -1).every((w) => !w.endsWith('\n')),
+    'redrawn in place until the end',
+  );
+  t.true(
+    s.out.every((w) => w.length <= 80 || w.endsWith('\n')),
+    'fits the terminal',
+  );
 });
 
 test('elsewhere it prints a plain line per 10 % step; --quiet prints nothing', (t) => {
@@ -29,7 +45,10 @@ test('elsewhere it prints a plain line per 10 % step; --quiet prints nothing', (
   for (let i = 1; i <= 1000; i++) p.set(i);
   p.finish();
   t.true(s.out.length >= 10 && s.out.length <= 13, String(s.out.length));
-  for (const l of s.out) { t.true(l.endsWith('\n')); t.false(l.includes('\r')); }
+  for (const l of s.out) {
+    t.true(l.endsWith('\n'));
+    t.false(l.includes('\r'));
+  }
   t.regex(s.out[s.out.length - 1], /scan \[#{24}\] 100\.0% 1000\/1000/);
   const q = sink(false);
   const quiet = new Progress('x', 10, { stream: q.stream, quiet: true });

@@ -49,7 +49,9 @@ test.after.always(async () => {
 });
 
 /** Withholds deliveries to B: its target answers 403, which the provider never retries. */
-const withholdFromB = (on: boolean) => { chain.webhooks.targets[1].authorization = on ? 'withheld' : WEBHOOK_SECRET; };
+const withholdFromB = (on: boolean) => {
+  chain.webhooks.targets[1].authorization = on ? 'withheld' : WEBHOOK_SECRET;
+};
 
 async function mirror(node: ServiceNode) {
   const list = await call(node.url, 'GET', '/api/parlays/admin/', { token: admin });
@@ -58,8 +60,13 @@ async function mirror(node: ServiceNode) {
 }
 
 const opsEnv = (node: ServiceNode) => ({
-  DATABASE_URL: node.config.databaseUrl, KAFKA_BROKERS, TOPIC_PREFIX: node.config.topicPrefix, TOPIC_PARTITIONS: '4',
-  SOLANA_RPC_URL: chain.url, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET, APP_ENV: 'development',
+  DATABASE_URL: node.config.databaseUrl,
+  KAFKA_BROKERS,
+  TOPIC_PREFIX: node.config.topicPrefix,
+  TOPIC_PARTITIONS: '4',
+  SOLANA_RPC_URL: chain.url,
+  PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET,
+  APP_ENV: 'development',
 });
 
 test.serial('a reconcile run after withheld deliveries brings the mirror to the state of full delivery', async (t) => {
@@ -67,7 +74,10 @@ test.serial('a reconcile run after withheld deliveries brings the mirror to the 
   const bob = Keypair.generate();
   await chain.fundWallet(alice.publicKey, 10n ** 9n, 1_000n * UNIT);
   await chain.fundWallet(bob.publicKey, 10n ** 9n, 1_000n * UNIT);
-  const legs = [{ marketId: 101, probability: 500_000 }, { marketId: 102, probability: 400_000, outcome: 1 }];
+  const legs = [
+    { marketId: 101, probability: 500_000 },
+    { marketId: 102, probability: 400_000, outcome: 1 },
+  ];
   // Delivered to both.
   t.true((await chain.createParlay(alice, { parlayId: 1, stake: 10n * UNIT, legs })).landed);
   await chain.webhooks.idle();
@@ -77,16 +87,50 @@ test.serial('a reconcile run after withheld deliveries brings the mirror to the 
   t.true((await chain.settleLeg(1, 1, 'won')).landed);
   t.true((await chain.claimParlay(alice, 1)).landed);
   t.true((await chain.createParlay(bob, { parlayId: 2, stake: 5n * UNIT, legs })).landed);
-  t.true((await chain.createParlay(bob, { parlayId: 3, stake: 20n * UNIT, legs: [{ marketId: 201, probability: 900_000 }, { marketId: 202, probability: 900_000 }] })).landed);
+  t.true(
+    (
+      await chain.createParlay(bob, {
+        parlayId: 3,
+        stake: 20n * UNIT,
+        legs: [
+          { marketId: 201, probability: 900_000 },
+          { marketId: 202, probability: 900_000 },
+        ],
+      })
+    ).landed,
+  );
   t.true((await chain.updateConfig({ maxPayoutCap: 10n ** 15n })).landed);
-  t.truthy((await chain.createParlay(alice, { parlayId: 4, stake: 900n * UNIT, legs: [{ marketId: 301, probability: 100_000 }, { marketId: 302, probability: 100_000 }] })).err, 'ExposureLimitExceeded');
+  t.truthy(
+    (
+      await chain.createParlay(alice, {
+        parlayId: 4,
+        stake: 900n * UNIT,
+        legs: [
+          { marketId: 301, probability: 100_000 },
+          { marketId: 302, probability: 100_000 },
+        ],
+      })
+    ).err,
+    'ExposureLimitExceeded',
+  );
   t.true((await chain.voidParlay(3)).landed);
   await chain.webhooks.idle();
   // Delivered again, but parlay 2's settlement waits for a creation B never got: deferred until the
   // provider gives up.
   withholdFromB(false);
   t.true((await chain.settleLeg(2, 0, 'lost')).landed);
-  t.true((await chain.createParlay(alice, { parlayId: 5, stake: 2n * UNIT, legs: [{ marketId: 301, probability: 500_000 }, { marketId: 302, probability: 500_000 }] })).landed);
+  t.true(
+    (
+      await chain.createParlay(alice, {
+        parlayId: 5,
+        stake: 2n * UNIT,
+        legs: [
+          { marketId: 301, probability: 500_000 },
+          { marketId: 302, probability: 500_000 },
+        ],
+      })
+    ).landed,
+  );
   await chain.webhooks.idle();
 
   const full = await mirror(A);
@@ -113,7 +157,10 @@ test.serial('a reconcile run after withheld deliveries brings the mirror to the 
   t.deepEqual(await mirror(B), full, 'B reconciled equals A fully delivered');
 
   // Idempotent: again from scratch, through the node's webhook endpoint this time.
-  const r3 = await runOps(['reconcile', '--since-slot', '0', '--restart', '--webhook-url', `${B.url}/api/parlays/webhooks/indexer/`, '--quiet'], env);
+  const r3 = await runOps(
+    ['reconcile', '--since-slot', '0', '--restart', '--webhook-url', `${B.url}/api/parlays/webhooks/indexer/`, '--quiet'],
+    env,
+  );
   t.is(r3.code, 0, r3.stderr);
   t.like(r3.json, { status: 'done', resumed: false, deferred: [] });
   t.deepEqual(await mirror(B), full);
@@ -128,7 +175,10 @@ test.serial('a reconcile run after withheld deliveries brings the mirror to the 
 
   const jobs = await runOps(['jobs'], env);
   t.is(jobs.code, 0, jobs.stderr);
-  t.like(jobs.json.find((j: any) => j.id === 'reconcile'), { status: 'done', kind: 'reconcile' });
+  t.like(
+    jobs.json.find((j: any) => j.id === 'reconcile'),
+    { status: 'done', kind: 'reconcile' },
+  );
 });
 
 test.serial('reconcile refuses without an RPC and explains usage errors', async (t) => {

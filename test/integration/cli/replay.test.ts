@@ -27,12 +27,19 @@ test.before(async () => {
   prefix = w.node.config.topicPrefix;
   env = { DATABASE_URL: url, KAFKA_BROKERS, TOPIC_PREFIX: prefix, TOPIC_PARTITIONS: '4', APP_ENV: 'development' };
 });
-test.after.always(async () => { await restarted?.close(); await w?.close(); });
+test.after.always(async () => {
+  await restarted?.close();
+  await w?.close();
+});
 
 async function q(sql: string, params: unknown[] = []) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  try { return (await c.query(sql, params)).rows; } finally { await c.end(); }
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
 }
 
 /** Everything the projections and the runtime wrote, in a stable order (publication flags aside). */
@@ -75,7 +82,10 @@ test.serial('rebuild, replay a partition and inspect actors from the topics', as
 
   await node.close();
   const before = await dump();
-  t.true(before.parlays.length === 2 && before.trades.length === 1 && before.orders.length === 3, JSON.stringify({ p: before.parlays.length, t: before.trades.length, o: before.orders.length }));
+  t.true(
+    before.parlays.length === 2 && before.trades.length === 1 && before.orders.length === 3,
+    JSON.stringify({ p: before.parlays.length, t: before.trades.length, o: before.orders.length }),
+  );
 
   // inspect-actor: from the snapshot, then from the log alone (snapshot removed).
   const insp = await runOps(['inspect-actor', '--kind', 'parlay', '--key', '1', '--quiet'], env);
@@ -93,7 +103,10 @@ test.serial('rebuild, replay a partition and inspect actors from the topics', as
   t.is(fromLog.json.snapshot, null);
   t.deepEqual(fromLog.json.state, snap1, 'the log alone gives the same state');
   t.true(fromLog.json.replayed.length >= 3, 'created, two settlements, claimed');
-  t.deepEqual(fromLog.json.replayed.filter((r: any) => r.events.length).map((r: any) => r.command), ['ParlayCreated', 'LegSettled', 'LegSettled', 'ParlayClaimed']);
+  t.deepEqual(
+    fromLog.json.replayed.filter((r: any) => r.events.length).map((r: any) => r.command),
+    ['ParlayCreated', 'LegSettled', 'LegSettled', 'ParlayClaimed'],
+  );
   const badKind = await runOps(['inspect-actor', '--kind', 'nope', '--key', '1', '--quiet'], env);
   t.is(badKind.code, 2);
 
@@ -142,16 +155,29 @@ test.serial('rebuild, replay a partition and inspect actors from the topics', as
   t.is(bad.code, 2);
 
   // A node started on the rebuilt store carries on: reads, and new commands on both sides.
-  restarted = await testNode({
-    DATABASE_URL: url, KAFKA_BROKERS, TOPIC_PREFIX: prefix, CLOB_COLLATERAL_MINT: node.config.collateralMint, CLOB_DELEGATE: node.config.delegate, CLOB_INTERNAL_TOKEN: 'internal-secret',
-  }, { chain: node.parlays.chain() });
+  restarted = await testNode(
+    {
+      DATABASE_URL: url,
+      KAFKA_BROKERS,
+      TOPIC_PREFIX: prefix,
+      CLOB_COLLATERAL_MINT: node.config.collateralMint,
+      CLOB_DELEGATE: node.config.delegate,
+      CLOB_INTERNAL_TOKEN: 'internal-secret',
+    },
+    { chain: node.parlays.chain() },
+  );
   const oo = await call(restarted.url, 'GET', '/v1/open-orders', { token: w.A });
   t.is(oo.status, 200);
   t.is(oo.body.length, 2);
-  const again = await call(restarted.url, 'POST', '/v1/order', { token: w.A, body: { order: order(w.alice, w.market.yes_token_id, 'BUY', '0.20', '3'), orderType: 'GTC' } });
+  const again = await call(restarted.url, 'POST', '/v1/order', {
+    token: w.A,
+    body: { order: order(w.alice, w.market.yes_token_id, 'BUY', '0.20', '3'), orderType: 'GTC' },
+  });
   t.is(again.body.status, 'live', JSON.stringify(again.body));
   const redeliver = await deliver(restarted.url, '05');
   t.is(redeliver.status, 200, 'a redelivery is still recognised after the rebuild');
-  const p1 = await call(restarted.url, 'GET', '/api/parlays/admin/?status=claimed', { token: (await import('../../helpers/clob.ts')).superuser() });
+  const p1 = await call(restarted.url, 'GET', '/api/parlays/admin/?status=claimed', {
+    token: (await import('../../helpers/clob.ts')).superuser(),
+  });
   t.is(p1.body.count, 1);
 });

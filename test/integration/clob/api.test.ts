@@ -22,14 +22,23 @@ test.before(async () => {
   w = await clobWorld();
   ({ node, chain, market, alice, bob, delegate, A, B } = w);
 });
-test.after.always(async () => { await w?.close(); });
+test.after.always(async () => {
+  await w?.close();
+});
 
 const YES = () => market.yes_token_id as string;
 const NO = () => market.no_token_id as string;
-const place = (tok: string, o: any, orderType = 'GTC') => call(node.url, 'POST', '/v1/order', { token: tok, body: { order: o, orderType } });
+const place = (tok: string, o: any, orderType = 'GTC') =>
+  call(node.url, 'POST', '/v1/order', { token: tok, body: { order: o, orderType } });
 
 test.serial('every /v1 route but config, auth and markets needs a bearer token', async (t) => {
-  for (const [m, p] of [['POST', '/v1/order'], ['GET', '/v1/orders'], ['POST', '/v1/orders/cancel-all'], ['GET', '/v1/open-orders'], ['GET', '/v1/trades']] as const) {
+  for (const [m, p] of [
+    ['POST', '/v1/order'],
+    ['GET', '/v1/orders'],
+    ['POST', '/v1/orders/cancel-all'],
+    ['GET', '/v1/open-orders'],
+    ['GET', '/v1/trades'],
+  ] as const) {
     const r = await call(node.url, m, p, m === 'POST' ? { body: {} } : {});
     t.is(r.status, 401, `${m} ${p}`);
     t.is(r.body.error, 'unauthorized');
@@ -38,7 +47,12 @@ test.serial('every /v1 route but config, auth and markets needs a bearer token',
 });
 
 test.serial('rejections: every code of the contract', async (t) => {
-  const code = async (tok: string, o: any, type = 'GTC') => { const r = await place(tok, o, type); t.is(r.status, 400, JSON.stringify(r.body)); t.false(r.body.success); return r.body.code; };
+  const code = async (tok: string, o: any, type = 'GTC') => {
+    const r = await place(tok, o, type);
+    t.is(r.status, 400, JSON.stringify(r.body));
+    t.false(r.body.success);
+    return r.body.code;
+  };
   const good = order(alice, YES(), 'BUY', '0.40', '10');
   t.is(await code(A, { ...good, signature: order(bob, YES(), 'BUY', '0.40', '10').signature }), 'INVALID_SIGNATURE');
   t.is(await code(B, good), 'NOT_OWNER');
@@ -88,7 +102,13 @@ test.serial('two wallets trade: complementary, mint and merge; one trade per tak
   const tr = trades.body.find((x: any) => x.id === sweep.body.tradeIDs[0]);
   t.is(tr.match_type, 'COMPLEMENTARY');
   t.is(tr.trader_side, 'TAKER');
-  t.deepEqual(tr.maker_orders.map((m: any) => [m.order_id, m.matched_amount, m.price]), [[a2.body.orderID, '5', '0.41'], [a1.body.orderID, '5', '0.4']]);
+  t.deepEqual(
+    tr.maker_orders.map((m: any) => [m.order_id, m.matched_amount, m.price]),
+    [
+      [a2.body.orderID, '5', '0.41'],
+      [a1.body.orderID, '5', '0.4'],
+    ],
+  );
   t.is(tr.size, '10');
   const asMaker = await call(node.url, 'GET', `/v1/trades?market=${market.condition_id}&maker=${alice.publicKey.toBase58()}`, { token: A });
   t.is(asMaker.body[0].trader_side, 'MAKER');
@@ -110,7 +130,8 @@ test.serial('two wallets trade: complementary, mint and merge; one trade per tak
   t.is(merge.body.status, 'matched', JSON.stringify(merge.body));
   t.is((await call(node.url, 'GET', `/v1/trades?id=${merge.body.tradeIDs[0]}`, { token: A })).body[0].match_type, 'MERGE');
   // Every TradeParams filter, always within the caller's own trades.
-  const q = (tok: string, qs: string) => call(node.url, 'GET', `/v1/trades?${qs}`, { token: tok }).then((r) => r.body.map((x: any) => x.id));
+  const q = (tok: string, qs: string) =>
+    call(node.url, 'GET', `/v1/trades?${qs}`, { token: tok }).then((r) => r.body.map((x: any) => x.id));
   const bobs = await q(B, `market=${market.condition_id}`);
   t.true(bobs.length >= 3);
   t.deepEqual(await q(B, `taker=${bob.publicKey.toBase58()}&market=${market.condition_id}`), bobs, 'Bob took every one of them');
@@ -140,16 +161,28 @@ test.serial('cancels: reasons, partial success, batch, all, market; reads scoped
   const o3 = (await place(A, order(alice, NO(), 'BUY', '0.22', '2'))).body.orderID;
   const book = await call(node.url, 'GET', `/v1/orders?market=${market.condition_id}`, { token: A });
   t.deepEqual(new Set(book.body.map((o: any) => o.orderHash)), new Set([o1, o2, o3]));
-  t.like(book.body.find((o: any) => o.orderHash === o1), { maker: alice.publicKey.toBase58(), side: 'BUY', price: '0.2', originalSize: '2', remainingSize: '2', orderType: 'GTC' });
-  t.deepEqual((await call(node.url, 'GET', `/v1/orders?market=${market.condition_id}`, { token: B })).body.filter((o: any) => o.maker === alice.publicKey.toBase58()), []);
+  t.like(
+    book.body.find((o: any) => o.orderHash === o1),
+    { maker: alice.publicKey.toBase58(), side: 'BUY', price: '0.2', originalSize: '2', remainingSize: '2', orderType: 'GTC' },
+  );
+  t.deepEqual(
+    (await call(node.url, 'GET', `/v1/orders?market=${market.condition_id}`, { token: B })).body.filter(
+      (o: any) => o.maker === alice.publicKey.toBase58(),
+    ),
+    [],
+  );
   // With mint/merge matching, Alice's NO bid at 0.22 is a YES ask at 0.78 for a taker.
   const quoted = (await call(node.url, 'GET', `/v1/markets/${market.condition_id}`)).body;
   t.like(quoted, { best_bid: { price: '0.21', size: '2' }, best_ask: { price: '0.78', size: '2' } });
   const vr = await call(node.url, 'GET', '/v1/orders/value-range?min_value=0.43', { token: A });
-  t.deepEqual(vr.body.map((o: any) => o.orderHash), [o3]);
+  t.deepEqual(
+    vr.body.map((o: any) => o.orderHash),
+    [o3],
+  );
   // Exact: 0.29 × 100 is 29 (a float product would say 28.999…), so min_value=29 includes it.
   const o4 = (await place(A, order(alice, YES(), 'BUY', '0.29', '100'))).body.orderID;
-  const values = async (min: string) => (await call(node.url, 'GET', `/v1/orders/value-range?min_value=${min}`, { token: A })).body.map((o: any) => o.orderHash);
+  const values = async (min: string) =>
+    (await call(node.url, 'GET', `/v1/orders/value-range?min_value=${min}`, { token: A })).body.map((o: any) => o.orderHash);
   t.deepEqual(await values('29'), [o4]);
   t.deepEqual(await values('29.000000000001'), []);
   t.deepEqual(new Set(await values('0.44')), new Set([o3, o4]));
@@ -163,26 +196,46 @@ test.serial('cancels: reasons, partial success, batch, all, market; reads scoped
   const unknown = `0x${'ab'.repeat(32)}`;
   const batch = await call(node.url, 'POST', '/v1/orders/cancel-batch', { token: A, body: { orderIDs: [o1, o2, unknown] } });
   t.deepEqual(batch.body, { canceled: [o2], not_canceled: { [o1]: 'already cancelled', [unknown]: 'order not found' } });
-  const filled = (await call(node.url, 'GET', `/v1/open-orders?market=${market.condition_id}`, { token: A })).body.find((o: any) => o.status === 'MATCHED');
+  const filled = (await call(node.url, 'GET', `/v1/open-orders?market=${market.condition_id}`, { token: A })).body.find(
+    (o: any) => o.status === 'MATCHED',
+  );
   const again = await call(node.url, 'POST', '/v1/orders/cancel', { token: A, body: { orderID: filled.id } });
   t.deepEqual(again.body.not_canceled, { [filled.id]: 'already filled' });
   // Orders the book no longer remembers (its finished-order memory is bounded) but the ledger
   // does: the reason comes from the ledger row.
   const db = node.orm.em.fork() as any;
   const forgotten = (n: number) => `0x${n.toString(16).padStart(64, 'f')}`;
-  for (const [id, owner, status] of [[forgotten(1), alice, 'MATCHED'], [forgotten(2), alice, 'EXPIRED'], [forgotten(3), bob, 'MATCHED']] as const) {
-    await db.execute(`insert into open_orders (id, market, asset_id, owner, owner_lc, side, outcome, original_size, size_matched, price, status, associate_trades, type, fee_rate_bps, expiration, created_at, updated_at)
-      values (?, ?, ?, ?, ?, 'BUY', 'YES', 1000000, 0, 500000, ?, '[]', 'GTC', 0, 0, now(), now())`, [id, market.condition_id, YES(), owner.publicKey.toBase58(), owner.publicKey.toBase58().toLowerCase(), status]);
+  for (const [id, owner, status] of [
+    [forgotten(1), alice, 'MATCHED'],
+    [forgotten(2), alice, 'EXPIRED'],
+    [forgotten(3), bob, 'MATCHED'],
+  ] as const) {
+    await db.execute(
+      `insert into open_orders (id, market, asset_id, owner, owner_lc, side, outcome, original_size, size_matched, price, status, associate_trades, type, fee_rate_bps, expiration, created_at, updated_at)
+      values (?, ?, ?, ?, ?, 'BUY', 'YES', 1000000, 0, 500000, ?, '[]', 'GTC', 0, 0, now(), now())`,
+      [id, market.condition_id, YES(), owner.publicKey.toBase58(), owner.publicKey.toBase58().toLowerCase(), status],
+    );
   }
-  const old = await call(node.url, 'POST', '/v1/orders/cancel-batch', { token: A, body: { orderIDs: [forgotten(1), forgotten(2), forgotten(3)] } });
-  t.deepEqual(old.body, { canceled: [], not_canceled: { [forgotten(1)]: 'already filled', [forgotten(2)]: 'already cancelled', [forgotten(3)]: 'not yours' } });
+  const old = await call(node.url, 'POST', '/v1/orders/cancel-batch', {
+    token: A,
+    body: { orderIDs: [forgotten(1), forgotten(2), forgotten(3)] },
+  });
+  t.deepEqual(old.body, {
+    canceled: [],
+    not_canceled: { [forgotten(1)]: 'already filled', [forgotten(2)]: 'already cancelled', [forgotten(3)]: 'not yours' },
+  });
   await db.execute('delete from open_orders where id in (?)', [[forgotten(1), forgotten(2), forgotten(3)]]);
-  const byMarket = await call(node.url, 'POST', '/v1/orders/cancel-market', { token: A, body: { market: market.condition_id, asset_id: NO() } });
+  const byMarket = await call(node.url, 'POST', '/v1/orders/cancel-market', {
+    token: A,
+    body: { market: market.condition_id, asset_id: NO() },
+  });
   t.deepEqual(byMarket.body.canceled, [o3]);
   await place(A, order(alice, YES(), 'BUY', '0.23', '2'));
   const all = await call(node.url, 'POST', '/v1/orders/cancel-all', { token: A });
   t.is(all.body.canceled.length, 1);
-  const statuses = (await call(node.url, 'GET', `/v1/open-orders?market=${market.condition_id}`, { token: A })).body.map((o: any) => o.status);
+  const statuses = (await call(node.url, 'GET', `/v1/open-orders?market=${market.condition_id}`, { token: A })).body.map(
+    (o: any) => o.status,
+  );
   t.true(statuses.includes('CANCELED'));
   t.true((await call(node.url, 'GET', '/v1/open-orders', { token: B })).body.every((o: any) => o.owner === bob.publicKey.toBase58()));
 });
@@ -193,7 +246,11 @@ test.serial('size-update: internal token only; invalidates resting orders and fr
   t.is(blocked.body.code, 'INSUFFICIENT_BALANCE');
   t.is((await call(node.url, 'POST', '/v1/orders/size-update', { body: { trade_id: 't', orders: [id] } })).status, 403);
   t.is((await call(node.url, 'POST', '/v1/orders/size-update', { auth: 'x', body: { trade_id: 't', orders: [id] } })).status, 403);
-  const r = await fetch(`${node.url}/v1/orders/size-update`, { method: 'POST', headers: { 'x-internal-token': 'internal-secret', 'content-type': 'application/json' }, body: JSON.stringify({ trade_id: 't-1', orders: [id], reason: 'settlement failed' }) });
+  const r = await fetch(`${node.url}/v1/orders/size-update`, {
+    method: 'POST',
+    headers: { 'x-internal-token': 'internal-secret', 'content-type': 'application/json' },
+    body: JSON.stringify({ trade_id: 't-1', orders: [id], reason: 'settlement failed' }),
+  });
   t.deepEqual(await r.json(), { invalidated: [id], not_found: [] });
   t.is((await call(node.url, 'GET', `/v1/open-orders/${id}`, { token: A })).body.status, 'INVALIDATED');
   t.is((await call(node.url, 'GET', `/v1/orders/${id}`, { token: A })).status, 404);

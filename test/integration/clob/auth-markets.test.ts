@@ -15,7 +15,10 @@ test.before(async () => {
   drop = db.drop;
   node = await testNode({ DATABASE_URL: db.url, CLOB_JWT_SECRET: 'clob-secret', CLOB_TOKEN_TTL_SECONDS: '300' });
 });
-test.after.always(async () => { await node?.close(); await drop?.(); });
+test.after.always(async () => {
+  await node?.close();
+  await drop?.();
+});
 
 test('sign-in with a wallet signature gives a 300 s bearer token; each message once', async (t) => {
   const kp = Keypair.generate();
@@ -40,7 +43,14 @@ test('sign-in refuses stale, forged and malformed messages', async (t) => {
   const forged = signIn(kp.publicKey.toBase58(), other.secretKey);
   t.is((await call(node.url, 'POST', '/v1/auth/token', { body: forged })).status, 401);
   t.is((await call(node.url, 'POST', '/v1/auth/token', { body: { address: 'x' } })).status, 400);
-  t.is((await call(node.url, 'POST', '/v1/auth/token', { body: { ...signIn(kp.publicKey.toBase58(), kp.secretKey), signature: 'notbase58!!' } })).status, 401);
+  t.is(
+    (
+      await call(node.url, 'POST', '/v1/auth/token', {
+        body: { ...signIn(kp.publicKey.toBase58(), kp.secretKey), signature: 'notbase58!!' },
+      })
+    ).status,
+    401,
+  );
 });
 
 test('GET /v1/config needs no token', async (t) => {
@@ -54,25 +64,72 @@ test('GET /v1/config needs no token', async (t) => {
 test('market catalog: superuser create/read/edit, validation, public reads', async (t) => {
   const user = token({ sub: 'u', wallet: null });
   const cid = conditionId();
-  const base = { condition_id: cid, yes_token_id: Keypair.generate().publicKey.toBase58(), no_token_id: Keypair.generate().publicKey.toBase58() };
+  const base = {
+    condition_id: cid,
+    yes_token_id: Keypair.generate().publicKey.toBase58(),
+    no_token_id: Keypair.generate().publicKey.toBase58(),
+  };
   t.is((await call(node.url, 'POST', '/api/markets/admin/markets/', { body: base })).status, 401);
   t.is((await call(node.url, 'POST', '/api/markets/admin/markets/', { token: user, body: base })).status, 403);
-  for (const bad of [{ ...base, condition_id: '0x12' }, { ...base, tick_size: '0.03' }, { ...base, yes_token_id: 'nope' }, { ...base, no_token_id: base.yes_token_id }, { ...base, status: 'weird' }, { ...base, extra: 1 }]) {
+  for (const bad of [
+    { ...base, condition_id: '0x12' },
+    { ...base, tick_size: '0.03' },
+    { ...base, yes_token_id: 'nope' },
+    { ...base, no_token_id: base.yes_token_id },
+    { ...base, status: 'weird' },
+    { ...base, extra: 1 },
+  ]) {
     const r = await call(node.url, 'POST', '/api/markets/admin/markets/', { token: superuser(), body: bad });
     t.is(r.status, 400, JSON.stringify(bad));
   }
-  const created = await call(node.url, 'POST', '/api/markets/admin/markets/', { token: superuser(), body: { ...base, question: 'Q?', tick_size: '0.001', min_size: '5', taker_fee_bps: 200, on_chain_market_id: 101, reference_price: '0.55', start_time: '2030-01-01T00:00:00Z', delay_ms: 5000 } });
+  const created = await call(node.url, 'POST', '/api/markets/admin/markets/', {
+    token: superuser(),
+    body: {
+      ...base,
+      question: 'Q?',
+      tick_size: '0.001',
+      min_size: '5',
+      taker_fee_bps: 200,
+      on_chain_market_id: 101,
+      reference_price: '0.55',
+      start_time: '2030-01-01T00:00:00Z',
+      delay_ms: 5000,
+    },
+  });
   t.is(created.status, 201, JSON.stringify(created.body));
-  t.like(created.body.data, { condition_id: cid, tick_size: '0.001', min_size: '5', taker_fee_bps: 200, reference_price: '0.55', status: 'open', on_chain_market_id: 101, start_time: '2030-01-01T00:00:00.000Z', delay_ms: 5000 });
+  t.like(created.body.data, {
+    condition_id: cid,
+    tick_size: '0.001',
+    min_size: '5',
+    taker_fee_bps: 200,
+    reference_price: '0.55',
+    status: 'open',
+    on_chain_market_id: 101,
+    start_time: '2030-01-01T00:00:00.000Z',
+    delay_ms: 5000,
+  });
   t.is((await call(node.url, 'POST', '/api/markets/admin/markets/', { token: superuser(), body: base })).status, 409);
-  const patched = await call(node.url, 'PATCH', `/api/markets/admin/markets/${cid}/`, { token: superuser(), body: { status: 'closed', question: 'Q2?' } });
+  const patched = await call(node.url, 'PATCH', `/api/markets/admin/markets/${cid}/`, {
+    token: superuser(),
+    body: { status: 'closed', question: 'Q2?' },
+  });
   t.is(patched.status, 200);
   t.is(patched.body.data.status, 'closed');
-  t.is((await call(node.url, 'PATCH', `/api/markets/admin/markets/0x${'0'.repeat(64)}/`, { token: superuser(), body: { status: 'closed' } })).status, 404);
+  t.is(
+    (await call(node.url, 'PATCH', `/api/markets/admin/markets/0x${'0'.repeat(64)}/`, { token: superuser(), body: { status: 'closed' } }))
+      .status,
+    404,
+  );
   const other = await createMarket(node.url);
-  const clash = await call(node.url, 'PATCH', `/api/markets/admin/markets/${other.condition_id}/`, { token: superuser(), body: { on_chain_market_id: 101 } });
+  const clash = await call(node.url, 'PATCH', `/api/markets/admin/markets/${other.condition_id}/`, {
+    token: superuser(),
+    body: { on_chain_market_id: 101 },
+  });
   t.is(clash.status, 409);
   const pub = await call(node.url, 'GET', '/api/markets/?status=closed');
-  t.deepEqual(pub.body.data.map((m: any) => m.condition_id), [cid]);
+  t.deepEqual(
+    pub.body.data.map((m: any) => m.condition_id),
+    [cid],
+  );
   t.is((await call(node.url, 'GET', `/api/markets/admin/markets/${cid}/`, { token: superuser() })).body.data.question, 'Q2?');
 });

@@ -18,12 +18,23 @@ let n2: ServiceNode;
 test.before(async () => {
   w = await clobWorld({ CLOB_HEARTBEAT_TIMEOUT_MS: String(TIMEOUT_MS) });
   n1 = w.node;
-  n2 = await testNode({
-    DATABASE_URL: w.node.config.databaseUrl, KAFKA_BROKERS, TOPIC_PREFIX: w.node.config.topicPrefix, CLOB_HEARTBEAT_TIMEOUT_MS: String(TIMEOUT_MS),
-    CLOB_COLLATERAL_MINT: w.node.config.collateralMint, CLOB_DELEGATE: w.node.config.delegate, CLOB_INTERNAL_TOKEN: 'internal-secret',
-  }, { chain: w.node.parlays.chain() });
+  n2 = await testNode(
+    {
+      DATABASE_URL: w.node.config.databaseUrl,
+      KAFKA_BROKERS,
+      TOPIC_PREFIX: w.node.config.topicPrefix,
+      CLOB_HEARTBEAT_TIMEOUT_MS: String(TIMEOUT_MS),
+      CLOB_COLLATERAL_MINT: w.node.config.collateralMint,
+      CLOB_DELEGATE: w.node.config.delegate,
+      CLOB_INTERNAL_TOKEN: 'internal-secret',
+    },
+    { chain: w.node.parlays.chain() },
+  );
 });
-test.after.always(async () => { await n2?.close(); await w?.close(); });
+test.after.always(async () => {
+  await n2?.close();
+  await w?.close();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -39,11 +50,14 @@ async function place(node: ServiceNode, tok: string, o: any) {
   return r.body.orderID as string;
 }
 
-const statuses = async (tok: string) => Object.fromEntries((await call(n1.url, 'GET', '/v1/open-orders', { token: tok })).body.map((o: any) => [o.id, o.status]));
+const statuses = async (tok: string) =>
+  Object.fromEntries((await call(n1.url, 'GET', '/v1/open-orders', { token: tok })).body.map((o: any) => [o.id, o.status]));
 
 async function cancelMessages(ids: string[]) {
   const db = n1.orm.em.fork() as any;
-  return db.execute("select payload from ledger_messages where type = 'order_cancelled' and payload->>'order_id' in (?)", [ids]) as Promise<{ payload: any }[]>;
+  return db.execute("select payload from ledger_messages where type = 'order_cancelled' and payload->>'order_id' in (?)", [ids]) as Promise<
+    { payload: any }[]
+  >;
 }
 
 async function until(what: string, check: () => Promise<boolean>, ms = 15_000) {
@@ -81,7 +95,13 @@ test.serial('a silent wallet loses its resting orders once, on one node, with re
   // `beating` keeps its heartbeats going from now on (alternating nodes), well past the timeout;
   // `silent` stops after its orders are placed.
   let keep = true;
-  const beat = (async () => { let i = 0; while (keep) { await sleep(300); await call((i++ % 2 ? n1 : n2).url, 'POST', '/v1/heartbeats', { token: beating.tok }); } })();
+  const beat = (async () => {
+    let i = 0;
+    while (keep) {
+      await sleep(300);
+      await call((i++ % 2 ? n1 : n2).url, 'POST', '/v1/heartbeats', { token: beating.tok });
+    }
+  })();
   const silentOrders = [
     await place(n1, silent.tok, order(silent.kp, w.market.yes_token_id, 'BUY', '0.20', '5')),
     await place(n2, silent.tok, order(silent.kp, w.market.no_token_id, 'BUY', '0.10', '5')),
@@ -90,7 +110,10 @@ test.serial('a silent wallet loses its resting orders once, on one node, with re
   const beatingOrder = await place(n1, beating.tok, order(beating.kp, w.market.yes_token_id, 'BUY', '0.21', '5'));
   const neverOrder = await place(n2, never.tok, order(never.kp, w.market.yes_token_id, 'BUY', '0.22', '5'));
 
-  await until('the silent wallet\'s orders to be cancelled', async () => Object.values(await statuses(silent.tok)).filter((s) => s === 'CANCELED').length === 3);
+  await until(
+    "the silent wallet's orders to be cancelled",
+    async () => Object.values(await statuses(silent.tok)).filter((s) => s === 'CANCELED').length === 3,
+  );
   await sleep(TIMEOUT_MS + 500);
   keep = false;
   await beat;
@@ -109,7 +132,9 @@ test.serial('a silent wallet loses its resting orders once, on one node, with re
   const st = await call(n2.url, 'GET', '/v1/heartbeats', { token: silent.tok });
   t.like(st.body, { state: 'expired', enabled: false, cancelled_at_last_expiry: 3 });
   t.truthy(st.body.last_expired_at);
-  const row = (await (n1.orm.em.fork() as any).execute('select claimed_by from clob_heartbeats where wallet = ?', [silent.kp.publicKey.toBase58()]))[0];
+  const row = (
+    await (n1.orm.em.fork() as any).execute('select claimed_by from clob_heartbeats where wallet = ?', [silent.kp.publicKey.toBase58()])
+  )[0];
   t.true([n1.config.nodeId, n2.config.nodeId].includes(row.claimed_by));
   const expiries = async (n: ServiceNode) => {
     const text = (await call(n.url, 'GET', '/metrics')).body as string;
@@ -138,9 +163,12 @@ test.serial('an expiry claimed by a node that died is taken over after the lease
   const db = n1.orm.em.fork() as any;
   await db.execute(
     `update clob_heartbeats set state = 'expiring', claimed_by = 'dead-node', claimed_at = now() - interval '1 hour',
-       last_seen_at = now() - interval '1 hour', expires_at = now() - interval '1 hour' where wallet = ?`, [kp.publicKey.toBase58()]);
+       last_seen_at = now() - interval '1 hour', expires_at = now() - interval '1 hour' where wallet = ?`,
+    [kp.publicKey.toBase58()],
+  );
   // The order is cancelled (the book's commit), then the claim is closed once the answer is back.
-  const claim = async () => (await db.execute('select state, claimed_by, cancelled from clob_heartbeats where wallet = ?', [kp.publicKey.toBase58()]))[0];
+  const claim = async () =>
+    (await db.execute('select state, claimed_by, cancelled from clob_heartbeats where wallet = ?', [kp.publicKey.toBase58()]))[0];
   await until('the takeover', async () => (await statuses(tok))[id] === 'CANCELED' && (await claim()).state !== 'expiring');
   const row = await claim();
   t.is(row.state, 'expired');

@@ -8,24 +8,42 @@ import { ClobClient } from '../../../src/client/index.ts';
 import { MarketMaker } from '../../../examples/market-maker/market-maker.ts';
 
 let w: ClobWorld;
-test.before(async () => { w = await clobWorld(); });
-test.after.always(async () => { await w?.close(); });
+test.before(async () => {
+  w = await clobWorld();
+});
+test.after.always(async () => {
+  await w?.close();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('the maker requotes around the others\' live midpoint after a price_change, without polling the book', async (t) => {
+test("the maker requotes around the others' live midpoint after a price_change, without polling the book", async (t) => {
   const Y = w.market.yes_token_id;
   const lines: string[] = [];
   const mm = new MarketMaker({
-    urls: w.node.url, wallet: { secretKey: w.bob.secretKey }, market: w.market.condition_id, mid: '0.50', halfSpreadTicks: 2, levels: 1,
-    size: '2', refreshMs: 120_000, log: (l) => lines.push(l),
+    urls: w.node.url,
+    wallet: { secretKey: w.bob.secretKey },
+    market: w.market.condition_id,
+    mid: '0.50',
+    halfSpreadTicks: 2,
+    levels: 1,
+    size: '2',
+    refreshMs: 120_000,
+    log: (l) => lines.push(l),
   });
   const other = new ClobClient({ urls: w.node.url, wallet: { secretKey: w.alice.secretKey } });
-  t.teardown(async () => { other.close(); });
+  t.teardown(async () => {
+    other.close();
+  });
   await mm.start();
   const quotes = async (want: string, ms = 20_000) => {
     const deadline = Date.now() + ms;
-    const show = () => mm.quoted().map((q) => `${q.side} ${q.price}`).sort().join(', ');
+    const show = () =>
+      mm
+        .quoted()
+        .map((q) => `${q.side} ${q.price}`)
+        .sort()
+        .join(', ');
     while (show() !== want && Date.now() < deadline) await sleep(50);
     return show();
   };
@@ -36,7 +54,7 @@ test('the maker requotes around the others\' live midpoint after a price_change,
   // Another wallet quotes 0.45 / 0.51: the others' midpoint is 0.48, the maker moves to 0.46 / 0.50.
   await other.postOrder({ tokenId: Y, side: 'BUY', price: '0.45', size: '3', feeRateBps: 100 });
   await other.postOrder({ tokenId: Y, side: 'SELL', price: '0.51', size: '3', feeRateBps: 100 });
-  t.is(await quotes('BUY 0.46, SELL 0.5'), 'BUY 0.46, SELL 0.5', 'requoted around the others\' midpoint');
+  t.is(await quotes('BUY 0.46, SELL 0.5'), 'BUY 0.46, SELL 0.5', "requoted around the others' midpoint");
   // Then they move up to 0.49 / 0.61 (below the maker's ask: nothing crosses): the maker to 0.53 / 0.57.
   const open = await other.orders();
   await other.cancelBatch(open.map((o) => o.orderHash));
@@ -48,8 +66,16 @@ test('the maker requotes around the others\' live midpoint after a price_change,
   t.is(mm.stats.cycles, 1 + mm.stats.liveRequotes, 'no timer cycle ran: every requote came from a price_change');
 
   // Its REST calls while the book moved: cancels and orders, never a book or market read.
-  const since = Object.fromEntries(Object.entries(mm.stats.rest).map(([k, n]) => [k, n - (rest0[k] ?? 0)]).filter(([, n]) => n));
-  t.deepEqual(Object.keys(since).filter((k) => /book|price|midpoint|spread|markets/.test(k)), [], JSON.stringify(since));
+  const since = Object.fromEntries(
+    Object.entries(mm.stats.rest)
+      .map(([k, n]) => [k, n - (rest0[k] ?? 0)])
+      .filter(([, n]) => n),
+  );
+  t.deepEqual(
+    Object.keys(since).filter((k) => /book|price|midpoint|spread|markets/.test(k)),
+    [],
+    JSON.stringify(since),
+  );
   t.true((since['POST /v1/order'] ?? 0) >= 4, JSON.stringify(since));
   t.is(mm.stats.rest['GET /v1/markets/:conditionId'], 1, 'the market read once, at start');
   const r = await mm.stop(2000);

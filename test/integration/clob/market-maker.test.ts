@@ -31,29 +31,71 @@ test('market makers on a 3-node cluster survive a node failover and end with the
   });
   const boot = await chain.bootstrap();
   const env = {
-    KAFKA_BROKERS, DATABASE_URL: db.url, TOPIC_PREFIX: `mm${randomBytes(3).toString('hex')}.`, TOPIC_PARTITIONS: '6',
-    PLATFORM_JWT_SECRET: JWT_SECRET, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET, ASK_TIMEOUT_MS: '6000', DATABASE_POOL_MAX: '4',
-    SOLANA_RPC_URL: chain.url, CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(), CLOB_DELEGATE: Keypair.generate().publicKey.toBase58(),
+    KAFKA_BROKERS,
+    DATABASE_URL: db.url,
+    TOPIC_PREFIX: `mm${randomBytes(3).toString('hex')}.`,
+    TOPIC_PARTITIONS: '6',
+    PLATFORM_JWT_SECRET: JWT_SECRET,
+    PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET,
+    ASK_TIMEOUT_MS: '6000',
+    DATABASE_POOL_MAX: '4',
+    SOLANA_RPC_URL: chain.url,
+    CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(),
+    CLOB_DELEGATE: Keypair.generate().publicKey.toBase58(),
     CLOB_TOKEN_TTL_SECONDS: '8',
   };
   for (let i = 0; i < 3; i++) nodes.push(await startProcessNode({ ...env, NODE_ID: `mm-${i + 1}` }));
   const urls = nodes.map((n) => n!.url);
 
   const mints = await new OutcomeTokens(chain).create();
-  const market = await createMarket(urls[0], { yes_token_id: mints.yes.publicKey.toBase58(), no_token_id: mints.no.publicKey.toBase58(), taker_fee_bps: 10, min_size: '1' });
+  const market = await createMarket(urls[0], {
+    yes_token_id: mints.yes.publicKey.toBase58(),
+    no_token_id: mints.no.publicKey.toBase58(),
+    taker_fee_bps: 10,
+    min_size: '1',
+  });
   const wallets = [Keypair.generate(), Keypair.generate()];
   for (const w of wallets) {
     await chain.fundWallet(w.publicKey, 10n ** 9n, 100_000n * U);
     await mints.give(w.publicKey, mints.yes.publicKey, 10_000n * U);
   }
   let seed = 11;
-  const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
   const lines: string[] = [];
-  const log = (l: string) => { lines.push(l); };
+  const log = (l: string) => {
+    lines.push(l);
+  };
   // Maker 0 talks to node 2 first (the one killed below), maker 1 to node 3.
   const makers = [
-    new MarketMaker({ urls: [urls[1], urls[0], urls[2]], wallet: wallets[0], market: market.condition_id, mid: '0.50', walkTicks: 1, takeEvery: 2, refreshMs: 700, levels: 2, size: '3', random, log }),
-    new MarketMaker({ urls: [urls[2], urls[0], urls[1]], wallet: wallets[1], market: market.condition_id, mid: '0.51', walkTicks: 1, takeEvery: 3, refreshMs: 700, levels: 2, size: '4', random, log }),
+    new MarketMaker({
+      urls: [urls[1], urls[0], urls[2]],
+      wallet: wallets[0],
+      market: market.condition_id,
+      mid: '0.50',
+      walkTicks: 1,
+      takeEvery: 2,
+      refreshMs: 700,
+      levels: 2,
+      size: '3',
+      random,
+      log,
+    }),
+    new MarketMaker({
+      urls: [urls[2], urls[0], urls[1]],
+      wallet: wallets[1],
+      market: market.condition_id,
+      mid: '0.51',
+      walkTicks: 1,
+      takeEvery: 3,
+      refreshMs: 700,
+      levels: 2,
+      size: '4',
+      random,
+      log,
+    }),
   ];
   for (const m of makers) await m.start();
 
@@ -69,14 +111,19 @@ test('market makers on a 3-node cluster survive a node failover and end with the
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   t.teardown(() => c.end());
-  const trades = (await c.query('select id, taker_order_id, owner, size::text, price, maker_orders from trades where market = $1', [market.condition_id])).rows;
+  const trades = (
+    await c.query('select id, taker_order_id, owner, size::text, price, maker_orders from trades where market = $1', [market.condition_id])
+  ).rows;
   t.true(trades.length >= 5, `${trades.length} trades`);
   for (const [i, mm] of makers.entries()) {
     const me = mm.address;
     const ledger: Fill[] = [];
     for (const tr of trades) {
-      for (const m of tr.maker_orders) if (m.owner === me) ledger.push({ tradeId: tr.id, orderId: m.order_id, role: 'MAKER', amount: decimal(m.matched_amount), price: decimal(m.price) });
-      if (tr.owner === me) ledger.push({ tradeId: tr.id, orderId: tr.taker_order_id, role: 'TAKER', amount: decimal(tr.size), price: decimal(tr.price) });
+      for (const m of tr.maker_orders)
+        if (m.owner === me)
+          ledger.push({ tradeId: tr.id, orderId: m.order_id, role: 'MAKER', amount: decimal(m.matched_amount), price: decimal(m.price) });
+      if (tr.owner === me)
+        ledger.push({ tradeId: tr.id, orderId: tr.taker_order_id, role: 'TAKER', amount: decimal(tr.size), price: decimal(tr.price) });
     }
     const key = (f: Fill) => `${f.tradeId}:${f.orderId}`;
     const sort = (a: Fill[]) => [...a].sort((x, y) => key(x).localeCompare(key(y)));
@@ -92,7 +139,8 @@ test('market makers on a 3-node cluster survive a node failover and end with the
     const orders = (await c.query('select id, size_matched::text from open_orders where owner = $1', [me])).rows;
     const off = orders.filter((o) => BigInt(o.size_matched) !== (byOrder.get(o.id) ?? 0n));
     t.deepEqual(off, [], `maker ${i}: size_matched of every order equals its fills`);
-    const [{ n }] = (await c.query("select count(*)::int as n from open_orders where owner = $1 and status in ('LIVE', 'DELAYED')", [me])).rows;
+    const [{ n }] = (await c.query("select count(*)::int as n from open_orders where owner = $1 and status in ('LIVE', 'DELAYED')", [me]))
+      .rows;
     t.is(n, 0, `maker ${i}: nothing left resting after stop`);
     t.true(mm.stats.signIns >= 4, `maker ${i}: token renewed on its timer (${mm.stats.signIns} sign-ins)`);
     t.true(mm.stats.canceled > 0, `maker ${i}: requoted`);
@@ -103,17 +151,40 @@ test('market makers on a 3-node cluster survive a node failover and end with the
   t.true(makers[0].stats.reconnects >= 1, "maker 0's stream resumed on another node");
   // Quoting from the live book (the market channel), never polling it.
   for (const [i, mm] of makers.entries()) {
-    t.deepEqual(Object.keys(mm.stats.rest).filter((k) => /\/v1\/(book|books|price|prices|midpoint|spread)/.test(k)), [], `maker ${i}: no REST book reads`);
-    t.true((mm.stats.rest['GET /v1/markets/:conditionId'] ?? 0) <= 3, `maker ${i}: the market read at start only (${JSON.stringify(mm.stats.rest)})`);
+    t.deepEqual(
+      Object.keys(mm.stats.rest).filter((k) => /\/v1\/(book|books|price|prices|midpoint|spread)/.test(k)),
+      [],
+      `maker ${i}: no REST book reads`,
+    );
+    t.true(
+      (mm.stats.rest['GET /v1/markets/:conditionId'] ?? 0) <= 3,
+      `maker ${i}: the market read at start only (${JSON.stringify(mm.stats.rest)})`,
+    );
     t.is(mm.live!.closed, true);
   }
   t.true(makers[0].live!.stats.reconnects >= 1, "maker 0's market channel moved off the killed node");
   t.true(makers[0].stats.liveRequotes + makers[1].stats.liveRequotes > 0, 'requotes triggered by the live book');
-  console.table(makers.map((m, i) => ({
-    maker: i, orders: m.stats.placed, recovered: m.stats.recovered, canceled: m.stats.canceled, 'not canceled': JSON.stringify(m.stats.notCanceled),
-    rejected: JSON.stringify(m.stats.rejected), takes: m.stats.takes, fills: m.fills.size, 'from stream': m.stats.fromStream, 'from REST': m.stats.fromRest,
-    'sign-ins': m.stats.signIns, failovers: m.stats.failovers, 'stream reconnects': m.stats.reconnects, 'cycle errors': m.stats.errors,
-    'live requotes': m.stats.liveRequotes, 'channel reconnects': m.live?.stats.reconnects, 'exact resumes': m.live?.resumes.resumedExact, resyncs: m.live?.resumes.resyncs,
-  })));
+  console.table(
+    makers.map((m, i) => ({
+      maker: i,
+      orders: m.stats.placed,
+      recovered: m.stats.recovered,
+      canceled: m.stats.canceled,
+      'not canceled': JSON.stringify(m.stats.notCanceled),
+      rejected: JSON.stringify(m.stats.rejected),
+      takes: m.stats.takes,
+      fills: m.fills.size,
+      'from stream': m.stats.fromStream,
+      'from REST': m.stats.fromRest,
+      'sign-ins': m.stats.signIns,
+      failovers: m.stats.failovers,
+      'stream reconnects': m.stats.reconnects,
+      'cycle errors': m.stats.errors,
+      'live requotes': m.stats.liveRequotes,
+      'channel reconnects': m.live?.stats.reconnects,
+      'exact resumes': m.live?.resumes.resumedExact,
+      resyncs: m.live?.resumes.resyncs,
+    })),
+  );
   if (!t.passed) t.log(lines.slice(-40).join('\n'));
 });

@@ -36,32 +36,50 @@ test('ledger topics carry gap-free seq per market; SSE resumes from Last-Event-I
   ac.abort();
   const ac2 = new AbortController();
   const rest: any[] = [];
-  const expected = Number((await (w.node.orm.em.fork() as any).execute('select count(*)::int as n from ledger_messages where market = ?', [m]))[0].n);
+  const expected = Number(
+    (await (w.node.orm.em.fork() as any).execute('select count(*)::int as n from ledger_messages where market = ?', [m]))[0].n,
+  );
   const timer = setTimeout(() => ac2.abort(), 8000);
   try {
-    for await (const ev of sse(url.replace('&from=beginning', ''), { authorization: `Bearer ${w.B}`, 'last-event-id': lastId }, ac2.signal)) {
+    for await (const ev of sse(
+      url.replace('&from=beginning', ''),
+      { authorization: `Bearer ${w.B}`, 'last-event-id': lastId },
+      ac2.signal,
+    )) {
       rest.push(JSON.parse(ev.data));
       if (seen.length + rest.length >= expected) break;
     }
-  } catch { /* timed out */ }
+  } catch {
+    /* timed out */
+  }
   ac2.abort();
   clearTimeout(timer);
   const all = [...seen, ...rest];
   t.is(all.length, expected, 'every message once');
   for (const topic of ['ledger.orders', 'ledger.trades']) {
     const seqs = all.filter((x) => x.topic === topic).map((x) => x.seq);
-    t.deepEqual(seqs, seqs.map((_, i) => i + 1), `${topic}: in order, no gap, no repeat`);
+    t.deepEqual(
+      seqs,
+      seqs.map((_, i) => i + 1),
+      `${topic}: in order, no gap, no repeat`,
+    );
   }
   t.true(all.some((x) => x.type === 'trade_matched' && x.trade.maker_orders.length === 2));
   const othersOrder = all.find((x) => x.type === 'order_placed' && !x.order.owner);
   t.truthy(othersOrder, "another wallet's order is shown without its owner");
-  t.true(all.some((x) => x.type === 'order_placed' && x.order.owner === w.bob.publicKey.toBase58()), 'own orders in full');
+  t.true(
+    all.some((x) => x.type === 'order_placed' && x.order.owner === w.bob.publicKey.toBase58()),
+    'own orders in full',
+  );
   t.is((await call(w.node.url, 'GET', `/v1/stream?market=${m}`, {})).status, 401);
   // The example consumer's record of Bob's fills equals the ledger's trades.
   const fills = new FillBook(w.bob.publicKey.toBase58());
   for (const x of all) t.true(fills.apply(x));
   const trades = (await call(w.node.url, 'GET', `/v1/trades?market=${m}`, { token: w.B })).body;
-  t.deepEqual([...fills.fills.values()].map((f) => [f.tradeId, f.role, f.amount]).sort(), trades.map((x: any) => [x.id, x.trader_side, x.size]).sort());
+  t.deepEqual(
+    [...fills.fills.values()].map((f) => [f.tradeId, f.role, f.amount]).sort(),
+    trades.map((x: any) => [x.id, x.trader_side, x.size]).sort(),
+  );
   t.false(new FillBook('x').apply({ ...all[1], seq: 5, topic: 'ledger.orders' }), 'a gap is noticed');
 
   // The Kafka topic: the relay publishes every message, seq gap-free per market.
@@ -73,14 +91,22 @@ test('ledger topics carry gap-free seq per market; SSE resumes from Last-Event-I
   const ordersExpected = all.filter((x) => x.topic === 'ledger.orders').length;
   await new Promise<void>((resolve) => {
     const stop = setTimeout(resolve, 15_000);
-    void consumer.run({ eachMessage: async ({ message }) => {
-      const v = JSON.parse(message.value!.toString());
-      if (v.market === m) got.push(v);
-      if (got.length >= ordersExpected) { clearTimeout(stop); resolve(); }
-    } });
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        const v = JSON.parse(message.value!.toString());
+        if (v.market === m) got.push(v);
+        if (got.length >= ordersExpected) {
+          clearTimeout(stop);
+          resolve();
+        }
+      },
+    });
   });
   await consumer.disconnect();
-  t.deepEqual(got.map((x) => x.seq), Array.from({ length: ordersExpected }, (_, i) => i + 1));
+  t.deepEqual(
+    got.map((x) => x.seq),
+    Array.from({ length: ordersExpected }, (_, i) => i + 1),
+  );
   t.true(got.every((x) => x.v === 1 && x.market === m && typeof x.at === 'string'));
   // Every message on the topic (and every trade message of the SSE stream, which hides other
   // wallets' order owners) is one topics/ledger.ts describes.

@@ -27,7 +27,13 @@ let known: ReturnType<typeof knownHostile>;
 
 test.before(async () => {
   db = await freshDatabase('fuzz');
-  node = await startProcessNode({ DATABASE_URL: db.url, KAFKA_BROKERS: '', PLATFORM_JWT_SECRET: PLATFORM, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK, LOG_LEVEL: 'warn' });
+  node = await startProcessNode({
+    DATABASE_URL: db.url,
+    KAFKA_BROKERS: '',
+    PLATFORM_JWT_SECRET: PLATFORM,
+    PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK,
+    LOG_LEVEL: 'warn',
+  });
   pgc = new pg.Client({ connectionString: db.url });
   await pgc.connect();
   const wallet = Keypair.generate();
@@ -48,12 +54,22 @@ const count = async (table: string) => Number((await pgc.query(`select count(*) 
 /** Runs one edge's property (its known hostile inputs first); the node must stay responsive throughout. */
 async function fuzz(t: any, name: keyof typeof props, runs = RUNS) {
   seen = new Responsiveness();
-  const r = await fc.check(props[name] as fc.IAsyncPropertyWithHooks<any>, { numRuns: runs, seed: SEED, examples: (known[name] ?? []) as any, endOnFailure: true });
+  const r = await fc.check(props[name] as fc.IAsyncPropertyWithHooks<any>, {
+    numRuns: runs,
+    seed: SEED,
+    examples: (known[name] ?? []) as any,
+    endOnFailure: true,
+  });
   const example = JSON.stringify(r.counterexample)?.slice(0, 400);
-  t.false(r.failed, `${name} (FUZZ_SEED=${SEED}): ${String((r.errorInstance as Error)?.message ?? r.errorInstance).slice(0, 600)}\n  input: ${example}`);
+  t.false(
+    r.failed,
+    `${name} (FUZZ_SEED=${SEED}): ${String((r.errorInstance as Error)?.message ?? r.errorInstance).slice(0, 600)}\n  input: ${example}`,
+  );
   // Every probe answered, nearly all within 100 ms (a loaded CI machine may hold back a rare one; a
   // freeze holds back the probe of its input for seconds).
-  t.log(`${seen.probes.length} probes: p50 ${seen.quantile(0.5).toFixed(1)} ms, p99 ${seen.quantile(0.99).toFixed(1)} ms, slowest ${seen.slowest.ms.toFixed(1)} ms beside ${seen.slowest.what}`);
+  t.log(
+    `${seen.probes.length} probes: p50 ${seen.quantile(0.5).toFixed(1)} ms, p99 ${seen.quantile(0.99).toFixed(1)} ms, slowest ${seen.slowest.ms.toFixed(1)} ms beside ${seen.slowest.what}`,
+  );
   t.true(seen.quantile(0.99) < 100, `p99 of /healthz beside hostile ${name}: ${seen.quantile(0.99).toFixed(1)} ms`);
   t.true(seen.slowest.ms < 500, `slowest /healthz: ${seen.slowest.ms.toFixed(1)} ms beside ${seen.slowest.what}`);
 }
@@ -67,7 +83,7 @@ test.serial('sign-in: no token and no row for a message nobody signed', async (t
   await fuzz(t, 'signIn');
   t.is(await count('auth_signins'), before);
 });
-test.serial('signed orders: the contract\'s rejections, no order', async (t) => {
+test.serial("signed orders: the contract's rejections, no order", async (t) => {
   await fuzz(t, 'orders');
   t.is(await count('open_orders'), 0);
 });
@@ -75,8 +91,12 @@ test.serial('cancels of what is not an order', async (t) => {
   await fuzz(t, 'cancels');
   t.is(await count('open_orders'), 0);
 });
-test.serial('Platform JWTs: forged, malformed, hostile claims', async (t) => { await fuzz(t, 'platformJwts'); });
-test.serial('query strings: NUL, invalid escapes and bytes, long values', async (t) => { await fuzz(t, 'queries'); });
+test.serial('Platform JWTs: forged, malformed, hostile claims', async (t) => {
+  await fuzz(t, 'platformJwts');
+});
+test.serial('query strings: NUL, invalid escapes and bytes, long values', async (t) => {
+  await fuzz(t, 'queries');
+});
 test.serial('webhook log lines and fields spliced into a real delivery', async (t) => {
   await fuzz(t, 'webhookLogs', Math.ceil(RUNS / 2));
   t.is((await fetch(`${node.url}/readyz`)).status, 200);

@@ -23,15 +23,26 @@ test.before(async () => {
   node = await testNode({ DATABASE_URL: db.url });
   tok = await bearer(node.url, Keypair.generate());
 });
-test.after.always(async () => { await node?.close(); await drop?.(); });
+test.after.always(async () => {
+  await node?.close();
+  await drop?.();
+});
 
-const hook = (body: string | Buffer) => fetch(`${node.url}/api/parlays/webhooks/indexer/`, { method: "POST", headers: { authorization: WEBHOOK_SECRET, "content-type": "application/json" }, body: typeof body === "string" ? body : new Uint8Array(body) })
-  .then(async (r) => ({ status: r.status, body: await r.json() as any }));
+const hook = (body: string | Buffer) =>
+  fetch(`${node.url}/api/parlays/webhooks/indexer/`, {
+    method: 'POST',
+    headers: { authorization: WEBHOOK_SECRET, 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
 
 async function rows(sql: string, params: unknown[] = []): Promise<any[]> {
   const c = new pg.Client({ connectionString: dbUrl });
   await c.connect();
-  try { return (await c.query(sql, params)).rows; } finally { await c.end(); }
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
 }
 
 test('reproduction 5: NUL and invalid UTF-8 in query strings are a 400', async (t) => {
@@ -60,18 +71,31 @@ test('reproduction 5: NUL (and unpaired surrogates) in JSON bodies are a 400', a
 });
 
 test('reproduction 5: a validly signed Platform JWT with NUL in sub or a 300-character wallet is a 401', async (t) => {
-  for (const claims of [{ sub: 'a\u0000b' }, { sub: 'u-1', wallet: 'W'.repeat(300) }, { sub: 's'.repeat(256) }, { sub: 'u-1', wallet: 'a\u0000' }, { sub: 'line\nbreak' }]) {
+  for (const claims of [
+    { sub: 'a\u0000b' },
+    { sub: 'u-1', wallet: 'W'.repeat(300) },
+    { sub: 's'.repeat(256) },
+    { sub: 'u-1', wallet: 'a\u0000' },
+    { sub: 'line\nbreak' },
+  ]) {
     const r = await call(node.url, 'GET', '/api/parlays/user/', { token: token(claims as any) });
     t.is(r.status, 401, JSON.stringify(claims));
     t.is(r.body.error, 'unauthorized');
   }
-  t.is((await call(node.url, 'GET', '/api/parlays/user/', { token: token({ sub: 'u-1', wallet: Keypair.generate().publicKey.toBase58() }) })).status, 200);
+  t.is(
+    (await call(node.url, 'GET', '/api/parlays/user/', { token: token({ sub: 'u-1', wallet: Keypair.generate().publicKey.toBase58() }) }))
+      .status,
+    200,
+  );
   t.is((await rows(`select count(*)::int as n from users where id like '%' || chr(1) || '%' or length(id) > 255`))[0].n, 0);
 });
 
 test('reproduction 8: a webhook body with bytes FF or C3 28 is a 400, never stored as U+FFFD', async (t) => {
   const user = Keypair.generate().publicKey;
-  for (const [i, bad] of [[1, Buffer.from([0xff])], [2, Buffer.from([0xc3, 0x28])]] as const) {
+  for (const [i, bad] of [
+    [1, Buffer.from([0xff])],
+    [2, Buffer.from([0xc3, 0x28])],
+  ] as const) {
     const sig = `sig${i}${'1'.repeat(40)}`;
     const text = JSON.stringify([rawTx(sig, 100 + i, [parlayCreated(9100 + i, user, 100 + i)])]);
     const at = text.indexOf(sig) + 3;
@@ -81,7 +105,11 @@ test('reproduction 8: a webhook body with bytes FF or C3 28 is a 400, never stor
     t.is(r.body.error, 'malformed_body');
     t.regex(r.body.message, /UTF-8/);
   }
-  t.is((await rows(`select count(*)::int as n from parlays where tx_signature like '%' || chr(65533) || '%' or parlay_id in (9101, 9102)`))[0].n, 0);
+  t.is(
+    (await rows(`select count(*)::int as n from parlays where tx_signature like '%' || chr(65533) || '%' or parlay_id in (9101, 9102)`))[0]
+      .n,
+    0,
+  );
 });
 
 const nested = (levels: number, leaf = '1') => '['.repeat(levels) + leaf + ']'.repeat(levels);
@@ -115,7 +143,9 @@ function rawGet(path: string, headers: Record<string, string>): Promise<{ status
     const u = new URL(node.url);
     const req = request({ host: u.hostname, port: u.port, path, method: 'GET', headers, setHost: false }, (res) => {
       let text = '';
-      res.on('data', (d) => { text += d; });
+      res.on('data', (d) => {
+        text += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
     });
     req.on('error', reject);
@@ -131,7 +161,12 @@ test('reproduction 9: a Host that is not a host is a 400; forwarded headers are 
     t.is(r.status, 400, bad);
     t.is(r.body.error, 'invalid_request');
   }
-  const forwarded = await rawGet('/api/parlays/admin/?page=2', { host, authorization: admin, 'x-forwarded-host': '[::1', 'x-forwarded-proto': 'https' });
+  const forwarded = await rawGet('/api/parlays/admin/?page=2', {
+    host,
+    authorization: admin,
+    'x-forwarded-host': '[::1',
+    'x-forwarded-proto': 'https',
+  });
   t.is(forwarded.status, 200, JSON.stringify(forwarded.body));
   t.is(forwarded.body.previous, `http://${host}/api/parlays/admin/?page=1`);
   const elsewhere = await rawGet('/api/parlays/admin/?page=2', { host, authorization: admin, 'x-forwarded-host': 'evil.example' });
@@ -140,7 +175,10 @@ test('reproduction 9: a Host that is not a host is a 400; forwarded headers are 
 
 test('sign-in replay memory: rows older than twice the skew window are purged on a sign-in; a message still works once', async (t) => {
   const old = Keypair.generate().publicKey.toBase58();
-  await rows(`insert into auth_signins (address, timestamp, created_at) values ($1, 1, now() - interval '121 seconds'), ($1, 2, now() - interval '10 minutes'), ($1, 3, now() - interval '30 seconds')`, [old]);
+  await rows(
+    `insert into auth_signins (address, timestamp, created_at) values ($1, 1, now() - interval '121 seconds'), ($1, 2, now() - interval '10 minutes'), ($1, 3, now() - interval '30 seconds')`,
+    [old],
+  );
   const kp = Keypair.generate();
   // The node purged at its first sign-in (in test.before); the next purge is due a window later, so
   // this one uses a node of its own clock: a second node on the same database.
@@ -149,7 +187,10 @@ test('sign-in replay memory: rows older than twice the skew window are purged on
     const body = signIn(kp.publicKey.toBase58(), kp.secretKey);
     t.is((await call(other.url, 'POST', '/v1/auth/token', { body })).status, 200);
     const left = await rows(`select timestamp::int as ts from auth_signins where address = $1 order by 1`, [old]);
-    t.deepEqual(left.map((r) => r.ts), [3]);
+    t.deepEqual(
+      left.map((r) => r.ts),
+      [3],
+    );
     // One use per message across nodes: the first node refuses the same message.
     t.is((await call(node.url, 'POST', '/v1/auth/token', { body })).status, 401);
   } finally {

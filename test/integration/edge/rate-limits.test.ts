@@ -13,22 +13,28 @@ let node: ServiceNode;
 test.before(async () => {
   node = await testNode({
     TRUST_PROXY: '1',
-    RATE_LIMIT_SIGNIN_PER_SEC: '0.5', RATE_LIMIT_SIGNIN_BURST: '3',
-    RATE_LIMIT_WALLET_PER_SEC: '0.5', RATE_LIMIT_WALLET_BURST: '4',
-    RATE_LIMIT_IP_PER_SEC: '0.5', RATE_LIMIT_IP_BURST: '12',
+    RATE_LIMIT_SIGNIN_PER_SEC: '0.5',
+    RATE_LIMIT_SIGNIN_BURST: '3',
+    RATE_LIMIT_WALLET_PER_SEC: '0.5',
+    RATE_LIMIT_WALLET_BURST: '4',
+    RATE_LIMIT_IP_PER_SEC: '0.5',
+    RATE_LIMIT_IP_BURST: '12',
   });
 });
-test.after.always(async () => { await node?.close(); });
+test.after.always(async () => {
+  await node?.close();
+});
 
 async function send(method: string, path: string, o: { ip: string; token?: string; body?: unknown; headers?: Record<string, string> }) {
   const headers: Record<string, string> = { 'x-forwarded-for': o.ip, ...o.headers };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const r = await fetch(node.url + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
-  return { status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.json() as any };
+  return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as any };
 }
 
-const signInFrom = (ip: string, kp = Keypair.generate()) => send('POST', '/v1/auth/token', { ip, body: signIn(kp.publicKey.toBase58(), kp.secretKey) });
+const signInFrom = (ip: string, kp = Keypair.generate()) =>
+  send('POST', '/v1/auth/token', { ip, body: signIn(kp.publicKey.toBase58(), kp.secretKey) });
 
 test.serial('sign-in: per IP, 429 rate_limited with Retry-After past the burst; another IP is not limited', async (t) => {
   for (let i = 0; i < 3; i++) t.is((await signInFrom('10.0.0.1')).status, 200);
@@ -48,7 +54,11 @@ test.serial('bearer routes: per wallet, whatever the IP; POST /v1/order answers 
   t.is(limited.status, 429);
   t.is(limited.body.error, 'rate_limited');
   t.true(Number(limited.retryAfter) >= 1);
-  const placed = await send('POST', '/v1/order', { ip: '10.0.1.98', token: tok, body: { order: order(kp, Keypair.generate().publicKey.toBase58(), 'BUY', '0.5', '1'), orderType: 'GTC' } });
+  const placed = await send('POST', '/v1/order', {
+    ip: '10.0.1.98',
+    token: tok,
+    body: { order: order(kp, Keypair.generate().publicKey.toBase58(), 'BUY', '0.5', '1'), orderType: 'GTC' },
+  });
   t.is(placed.status, 429);
   t.deepEqual({ success: placed.body.success, code: placed.body.code }, { success: false, code: 'RATE_LIMITED' });
   t.regex(placed.body.errorMsg, /for this wallet/);
@@ -69,10 +79,18 @@ test.serial('every /v1 route: per IP, before authentication (a token-less flood 
 });
 
 test.serial('TRUST_PROXY=1: the forwarded host and proto make the links', async (t) => {
-  const r = await send('GET', '/api/parlays/admin/?page=2', { ip: '10.0.3.1', token: token({ sub: 'root', is_superuser: true }), headers: { 'x-forwarded-host': 'api.example.com', 'x-forwarded-proto': 'https' } });
+  const r = await send('GET', '/api/parlays/admin/?page=2', {
+    ip: '10.0.3.1',
+    token: token({ sub: 'root', is_superuser: true }),
+    headers: { 'x-forwarded-host': 'api.example.com', 'x-forwarded-proto': 'https' },
+  });
   t.is(r.status, 200);
   t.is(r.body.previous, 'https://api.example.com/api/parlays/admin/?page=1');
-  const bad = await send('GET', '/api/parlays/admin/?page=2', { ip: '10.0.3.1', token: token({ sub: 'root', is_superuser: true }), headers: { 'x-forwarded-host': '[::1' } });
+  const bad = await send('GET', '/api/parlays/admin/?page=2', {
+    ip: '10.0.3.1',
+    token: token({ sub: 'root', is_superuser: true }),
+    headers: { 'x-forwarded-host': '[::1' },
+  });
   t.is(bad.status, 400);
   t.regex(bad.body.message, /X-Forwarded-Host/);
 });

@@ -11,18 +11,30 @@ import { openapi, openApiPath, routersOf, routesOf, undocumented } from '../../.
 import { ClobClient, ParlayClient, type ResponseInfo } from '../../../src/client/index.ts';
 
 let w: ClobWorld;
-test.before(async () => { w = await clobWorld(); });
-test.after.always(async () => { await w?.close(); });
+test.before(async () => {
+  w = await clobWorld();
+});
+test.after.always(async () => {
+  await w?.close();
+});
 
 test('every route on the routers is documented, and every documented operation is routed', (t) => {
   const routers = routersOf(w.node.app);
   t.true(routers.length >= 5, 'the node mounts its routers');
   const missing = undocumented(routers);
-  t.deepEqual(missing, [], `undocumented routes: ${missing.map((r) => `${r.method.toUpperCase()} ${r.path}`).join(', ')} — declare them with documentRoutes() (src/http/openapi.ts)`);
+  t.deepEqual(
+    missing,
+    [],
+    `undocumented routes: ${missing.map((r) => `${r.method.toUpperCase()} ${r.path}`).join(', ')} — declare them with documentRoutes() (src/http/openapi.ts)`,
+  );
   const bare = (p: string) => openApiPath(p).replace(/(.)\/$/, '$1');
   const routed = new Set(routesOf(routers).map((r) => `${r.method} ${bare(r.path)}`));
   const stale = openapi.operations().filter((o) => !routed.has(`${o.method} ${bare(o.path)}`));
-  t.deepEqual(stale.map((o) => `${o.method} ${o.path}`), [], 'documented but not routed');
+  t.deepEqual(
+    stale.map((o) => `${o.method} ${o.path}`),
+    [],
+    'documented but not routed',
+  );
 });
 
 test('/openapi.json is an OpenAPI 3.1 document of both areas whose references resolve; /docs renders it', async (t) => {
@@ -31,7 +43,11 @@ test('/openapi.json is an OpenAPI 3.1 document of both areas whose references re
   const doc: any = await r.json();
   t.is(doc.openapi, '3.1.0');
   const paths = Object.keys(doc.paths);
-  t.true(paths.some((p) => p.startsWith('/api/parlays/')) && paths.some((p) => p.startsWith('/v1/')) && paths.some((p) => p.startsWith('/api/markets/')));
+  t.true(
+    paths.some((p) => p.startsWith('/api/parlays/')) &&
+      paths.some((p) => p.startsWith('/v1/')) &&
+      paths.some((p) => p.startsWith('/api/markets/')),
+  );
   for (const route of routesOf(routersOf(w.node.app))) {
     const op = openapi.find(route.method, route.path);
     t.truthy(op && doc.paths[openApiPath(op.path)]?.[route.method], `${route.method} ${route.path}`);
@@ -71,7 +87,10 @@ test('answers of real calls to every documented operation match their documented
   const base = { urls: w.node.url, onResponse: check };
   const alice = new ClobClient({ ...base, wallet: w.alice, internalToken: INTERNAL_TOKEN });
   const bob = new ClobClient({ ...base, wallet: w.bob });
-  t.teardown(() => { alice.close(); bob.close(); });
+  t.teardown(() => {
+    alice.close();
+    bob.close();
+  });
   const user = Keypair.generate().publicKey;
   const admin = new ParlayClient({ ...base, token: token({ sub: 'root', is_superuser: true }) });
   const me = new ParlayClient({ ...base, token: token({ sub: 'u-1', wallet: user.toBase58() }) });
@@ -81,14 +100,25 @@ test('answers of real calls to every documented operation match their documented
   for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
     const r = await fetch(w.node.url + path);
     const text = await r.text();
-    check({ method: 'get', route: path, url: path, status: r.status, body: (r.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text });
+    check({
+      method: 'get',
+      route: path,
+      url: path,
+      status: r.status,
+      body: (r.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text,
+    });
   }
 
   // Market catalog.
   await alice.markets();
   await admin.markets('open');
   await admin.adminMarkets();
-  const created = await admin.createMarket({ condition_id: `0x${'ab'.repeat(32)}`, yes_token_id: Keypair.generate().publicKey.toBase58(), no_token_id: Keypair.generate().publicKey.toBase58(), question: 'Docs?' });
+  const created = await admin.createMarket({
+    condition_id: `0x${'ab'.repeat(32)}`,
+    yes_token_id: Keypair.generate().publicKey.toBase58(),
+    no_token_id: Keypair.generate().publicKey.toBase58(),
+    question: 'Docs?',
+  });
   t.is(created.question, 'Docs?');
   await admin.patchMarket(created.condition_id, { question: 'Documented?', tick_size: '0.001' });
   t.is((await admin.adminMarket(created.condition_id))?.question, 'Documented?');
@@ -130,7 +160,10 @@ test('answers of real calls to every documented operation match their documented
   await alice.cancelAll();
   const su = await alice.sizeUpdate({ trade_id: 'docs-1', orders: [a1.orderID] });
   t.deepEqual(su.not_found.concat(su.invalidated).length, 1);
-  const stream = await fetch(`${w.node.url}/v1/stream?market=${m.condition_id}&from=beginning`, { headers: { authorization: `Bearer ${await bob.bearer()}` }, signal: AbortSignal.timeout(2000) });
+  const stream = await fetch(`${w.node.url}/v1/stream?market=${m.condition_id}&from=beginning`, {
+    headers: { authorization: `Bearer ${await bob.bearer()}` },
+    signal: AbortSignal.timeout(2000),
+  });
   t.is(stream.status, 200);
   t.regex(stream.headers.get('content-type') ?? '', /text\/event-stream/);
   await stream.body?.cancel();
@@ -160,7 +193,18 @@ test('answers of real calls to every documented operation match their documented
   t.is((await me.deliverWebhook({ nope: true }, WEBHOOK_SECRET)).status, 400);
 
   // Parlay templates and suggestions (issue 7), through the client as well.
-  const tmpl = await admin.createTemplate({ name: 'Docs combo', legs: [{ condition_id: m.condition_id, selected_outcome: 'YES' }, { demo: true, market_id: -1, question: 'Demo?', selected_outcome: 'NO', probability: '0.4' }] }).catch((e) => { t.log(`template create: ${e.message}`); return null; });
+  const tmpl = await admin
+    .createTemplate({
+      name: 'Docs combo',
+      legs: [
+        { condition_id: m.condition_id, selected_outcome: 'YES' },
+        { demo: true, market_id: -1, question: 'Demo?', selected_outcome: 'NO', probability: '0.4' },
+      ],
+    })
+    .catch((e) => {
+      t.log(`template create: ${e.message}`);
+      return null;
+    });
   const pk = tmpl?.id ?? 1;
   await admin.templates();
   await admin.template(pk);
@@ -169,26 +213,46 @@ test('answers of real calls to every documented operation match their documented
   await admin.refreshAllTemplates();
   const sug = await me.suggestions();
   if (sug.etag) t.true((await me.suggestions(sug.etag)).notModified);
-  await me.quote({ legs: [{ condition_id: m.condition_id, selected_outcome: 'YES' }, { condition_id: created.condition_id, selected_outcome: 'NO' }], stake: 1_000_000 }).catch(() => undefined);
+  await me
+    .quote({
+      legs: [
+        { condition_id: m.condition_id, selected_outcome: 'YES' },
+        { condition_id: created.condition_id, selected_outcome: 'NO' },
+      ],
+      stake: 1_000_000,
+    })
+    .catch(() => undefined);
   await admin.deleteTemplate(pk);
   t.false(await admin.deleteTemplate(pk));
 
   // Operations declared by other modules that this test does not drive: their GETs are probed
   // (with the right credentials, placeholder path parameters), the rest listed.
   const creds: Record<string, string | undefined> = {
-    clob: `Bearer ${await bob.bearer()}`, platform: `Bearer ${token({ sub: 'u-1', wallet: user.toBase58() })}`,
-    superuser: `Bearer ${token({ sub: 'root', is_superuser: true })}`, internal: undefined, webhook: WEBHOOK_SECRET,
+    clob: `Bearer ${await bob.bearer()}`,
+    platform: `Bearer ${token({ sub: 'u-1', wallet: user.toBase58() })}`,
+    superuser: `Bearer ${token({ sub: 'root', is_superuser: true })}`,
+    internal: undefined,
+    webhook: WEBHOOK_SECRET,
   };
   const notDriven: string[] = [];
   for (const op of openapi.operations()) {
     if (seen.has(`${op.method} ${openApiPath(op.path)}`)) continue;
-    if (op.method !== 'get') { notDriven.push(`${op.method.toUpperCase()} ${op.path}`); continue; }
+    if (op.method !== 'get') {
+      notDriven.push(`${op.method.toUpperCase()} ${op.path}`);
+      continue;
+    }
     const path = op.path.replace(/:([A-Za-z0-9_]+)/g, '1');
     const auth = op.security ? creds[op.security] : undefined;
-    const r = await fetch(w.node.url + path, { headers: auth ? (op.security === 'internal' ? { 'x-internal-token': INTERNAL_TOKEN } : { authorization: auth }) : {} });
+    const r = await fetch(w.node.url + path, {
+      headers: auth ? (op.security === 'internal' ? { 'x-internal-token': INTERNAL_TOKEN } : { authorization: auth }) : {},
+    });
     const text = await r.text();
     let body: unknown = text;
-    try { body = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     check({ method: 'get', route: op.path, url: path, status: r.status, body });
   }
   if (notDriven.length) t.log(`not driven here (their own tests call them): ${notDriven.join(', ')}`);

@@ -16,12 +16,26 @@ const EMBEDDED = { LOCAL_CHAIN: '0', KAFKA_BROKERS: '', DATABASE_URL: '', PARLAY
 async function runToExit(env: Record<string, string>, timeoutMs = 60_000) {
   const started = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, APP_ENV: 'development', HOST: '127.0.0.1', LOG_LEVEL: 'info', CLOB_JWT_SECRET: 's', CLOB_INTERNAL_TOKEN: 'i', ...EMBEDDED, ...env },
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      APP_ENV: 'development',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      CLOB_JWT_SECRET: 's',
+      CLOB_INTERNAL_TOKEN: 'i',
+      ...EMBEDDED,
+      ...env,
+    },
   });
   let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   clearTimeout(timer);
@@ -34,7 +48,7 @@ const tempDir = (t: any) => {
   return dir;
 };
 
-test('a second process on a running node\'s embedded database is refused before touching it; a dead owner\'s lock is taken over', async (t) => {
+test("a second process on a running node's embedded database is refused before touching it; a dead owner's lock is taken over", async (t) => {
   const dir = tempDir(t);
   const data = join(dir, 'db');
   const first = await startProcessNode({ ...EMBEDDED, DATA_DIR: data });
@@ -73,12 +87,18 @@ test('a busy port is one clear line, before any data is touched', async (t) => {
   const dir = tempDir(t);
   const data = join(dir, 'db');
   const port = await freePort();
-  const squatter: Server = await new Promise((r) => { const s = createServer(); s.listen(port, '127.0.0.1', () => r(s)); });
+  const squatter: Server = await new Promise((r) => {
+    const s = createServer();
+    s.listen(port, '127.0.0.1', () => r(s));
+  });
   t.teardown(() => new Promise<void>((r) => squatter.close(() => r())));
   const r = await runToExit({ DATA_DIR: data, PORT: String(port) });
   t.is(r.code, 2, r.out);
   // (bigint-buffer's notice that it runs without native bindings is printed by a dependency at import)
-  const lines = r.out.trim().split('\n').filter((l) => !l.startsWith('bigint: Failed to load bindings'));
+  const lines = r.out
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('bigint: Failed to load bindings'));
   t.is(lines.length, 1, r.out);
   t.is(lines[0], `refusing to start: port ${port} on 127.0.0.1 is already in use (another node or program listens there; set PORT)`);
   t.false(existsSync(data), 'no data directory made');

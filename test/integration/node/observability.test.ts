@@ -25,17 +25,33 @@ test.before(async () => {
   const boot = await chain.bootstrap();
   db = await freshDatabase();
   const cfg = testConfig({ DATABASE_URL: db.url, KAFKA_BROKERS, LOG_LEVEL: 'info' });
-  const sink = new Writable({ write(chunk, _enc, cb) { for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l)); cb(); } });
-  node = await startNode(cfg, { log: createLogger({ level: 'debug', nodeId: cfg.nodeId }, sink), chain: new Web3Gateway(chain.url, boot.authority) });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
+      cb();
+    },
+  });
+  node = await startNode(cfg, {
+    log: createLogger({ level: 'debug', nodeId: cfg.nodeId }, sink),
+    chain: new Web3Gateway(chain.url, boot.authority),
+  });
 });
 // The last test drops the database under the node: its close may wait on that database, so each
 // step is bounded and the file still ends (the worker exits once its hooks are done).
-const bounded = (p: Promise<unknown> | undefined, ms = 10_000) => Promise.race([Promise.resolve(p).catch(() => undefined), new Promise((r) => setTimeout(r, ms).unref())]);
-test.after.always(async () => { await bounded(node?.close()); await bounded(chain?.close()); await bounded(db?.drop()); });
-
-const webhook = (body: unknown, reqId?: string) => fetch(`${node.url}/api/parlays/webhooks/indexer/`, {
-  method: 'POST', headers: { authorization: WEBHOOK_SECRET, 'content-type': 'application/json', ...(reqId ? { 'x-request-id': reqId } : {}) }, body: JSON.stringify(body),
+const bounded = (p: Promise<unknown> | undefined, ms = 10_000) =>
+  Promise.race([Promise.resolve(p).catch(() => undefined), new Promise((r) => setTimeout(r, ms).unref())]);
+test.after.always(async () => {
+  await bounded(node?.close());
+  await bounded(chain?.close());
+  await bounded(db?.drop());
 });
+
+const webhook = (body: unknown, reqId?: string) =>
+  fetch(`${node.url}/api/parlays/webhooks/indexer/`, {
+    method: 'POST',
+    headers: { authorization: WEBHOOK_SECRET, 'content-type': 'application/json', ...(reqId ? { 'x-request-id': reqId } : {}) },
+    body: JSON.stringify(body),
+  });
 
 test.serial('every request log line carries its request id, also lines written while serving it', async (t) => {
   const r = await fetch(`${node.url}/api/parlays/vault/`, { headers: { 'x-request-id': 'req-given-1' } });
@@ -46,7 +62,18 @@ test.serial('every request log line carries its request id, also lines written w
   t.regex(genId ?? '', /^[0-9a-f-]{36}$/);
   // An undecodable event line of the program: dead-lettered and logged from the ingest, deep below the route.
   const pid = PARLAY_PROGRAM_ID.toBase58();
-  const bad = [{ slot: 5, blockTime: 1, indexWithinBlock: 0, meta: { err: null, logMessages: [`Program ${pid} invoke [1]`, 'Program data: bm90IGFuIGV2ZW50IGF0IGFsbA==', `Program ${pid} success`] }, transaction: { signatures: [sig('sigObs1')], message: { accountKeys: [] } } }];
+  const bad = [
+    {
+      slot: 5,
+      blockTime: 1,
+      indexWithinBlock: 0,
+      meta: {
+        err: null,
+        logMessages: [`Program ${pid} invoke [1]`, 'Program data: bm90IGFuIGV2ZW50IGF0IGFsbA==', `Program ${pid} success`],
+      },
+      transaction: { signatures: [sig('sigObs1')], message: { accountKeys: [] } },
+    },
+  ];
   t.is((await webhook(bad, 'req-deep-1')).status, 200);
   await new Promise((res) => setTimeout(res, 100));
   const reqLine = lines.find((l) => l.msg === 'request' && l.reqId === 'req-given-1');

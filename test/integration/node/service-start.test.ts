@@ -18,7 +18,14 @@ import { loadConfig, ConfigError } from '../../../src/config.ts';
 const U = 1_000_000n;
 
 test('development default: embedded node with the local chain wired to its webhook, and a delegate that settles trades there', async (t) => {
-  const node = await startProcessNode({ DATA_DIR: 'memory://', LOCAL_CHAIN: '1', LOCAL_CHAIN_PORT: '0', KAFKA_BROKERS: '', DATABASE_URL: '', PARLAY_WEBHOOK_AUTH_SECRET: '' });
+  const node = await startProcessNode({
+    DATA_DIR: 'memory://',
+    LOCAL_CHAIN: '1',
+    LOCAL_CHAIN_PORT: '0',
+    KAFKA_BROKERS: '',
+    DATABASE_URL: '',
+    PARLAY_WEBHOOK_AUTH_SECRET: '',
+  });
   t.teardown(() => node.kill('SIGTERM'));
   let vault: any;
   for (let i = 0; i < 100; i++) {
@@ -30,8 +37,16 @@ test('development default: embedded node with the local chain wired to its webho
   t.true(vault.data.balance > 0, 'VaultSeeded too');
   // PARLAY_WEBHOOK_AUTH_SECRET is unset: the route answers 503 to every caller, whatever the body
   // (the local chain hands its deliveries to the mirror in process, as just seen).
-  for (const [auth, body] of [[undefined, '[]'], ['anything', '[]'], ['dev-guess', '[{"slot":']] as const) {
-    const hook = await fetch(`${node.url}/api/parlays/webhooks/indexer/`, { method: 'POST', headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) }, body });
+  for (const [auth, body] of [
+    [undefined, '[]'],
+    ['anything', '[]'],
+    ['dev-guess', '[{"slot":'],
+  ] as const) {
+    const hook = await fetch(`${node.url}/api/parlays/webhooks/indexer/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
+      body,
+    });
     t.is(hook.status, 503, `auth ${auth}, body ${body}`);
     t.is((await hook.json()).error, 'webhook_not_configured');
   }
@@ -46,9 +61,13 @@ test('development default: embedded node with the local chain wired to its webho
     if (existsSync(DEV_STATE_FILE)) state = JSON.parse(readFileSync(DEV_STATE_FILE, 'utf8'));
     if (state?.service !== node.url) await new Promise((r) => setTimeout(r, 100));
   }
-  t.is(state?.service, node.url, 'the state file is this node\'s');
+  t.is(state?.service, node.url, "the state file is this node's");
   const dev = state!;
-  t.is(Keypair.fromSecretKey(Uint8Array.from(dev.delegate!)).publicKey.toBase58(), config.delegate, 'the state file holds the delegate\'s key');
+  t.is(
+    Keypair.fromSecretKey(Uint8Array.from(dev.delegate!)).publicKey.toBase58(),
+    config.delegate,
+    "the state file holds the delegate's key",
+  );
   t.truthy(dev.platformJwtSecret);
 
   // What scripts/dev-chain.ts create-market, fund, give-tokens and approve do.
@@ -62,7 +81,19 @@ test('development default: embedded node with the local chain wired to its webho
     await giveTokens(conn, dev, w.publicKey, market, 20n * U);
     const file = join(dir, `${w.publicKey.toBase58()}.json`);
     writeFileSync(file, JSON.stringify([...w.secretKey]));
-    await runAllowance({ command: 'set', keypair: file, rpc: dev.rpc, service: node.url, market: [market.condition_id], mint: [], 'collateral-mint': dev.collateralMint, amount: 'max' }, () => undefined);
+    await runAllowance(
+      {
+        command: 'set',
+        keypair: file,
+        rpc: dev.rpc,
+        service: node.url,
+        market: [market.condition_id],
+        mint: [],
+        'collateral-mint': dev.collateralMint,
+        amount: 'max',
+      },
+      () => undefined,
+    );
   }
   const bal = async (owner: PublicKey, mint: string) =>
     BigInt((await conn.getTokenAccountBalance(getAssociatedTokenAddressSync(new PublicKey(mint), owner, true))).value.amount);
@@ -71,9 +102,15 @@ test('development default: embedded node with the local chain wired to its webho
 
   // A crossing pair through the API: Bob rests a SELL of 10 YES at 0.60, Alice buys them.
   const [A, B] = [await bearer(node.url, alice), await bearer(node.url, bob)];
-  const ask = await call(node.url, 'POST', '/v1/order', { token: B, body: { order: order(bob, market.yes_token_id, 'SELL', '0.60', '10'), orderType: 'GTC' } });
+  const ask = await call(node.url, 'POST', '/v1/order', {
+    token: B,
+    body: { order: order(bob, market.yes_token_id, 'SELL', '0.60', '10'), orderType: 'GTC' },
+  });
   t.is(ask.status, 200, JSON.stringify(ask.body));
-  const bid = await call(node.url, 'POST', '/v1/order', { token: A, body: { order: order(alice, market.yes_token_id, 'BUY', '0.60', '10'), orderType: 'GTC' } });
+  const bid = await call(node.url, 'POST', '/v1/order', {
+    token: A,
+    body: { order: order(alice, market.yes_token_id, 'BUY', '0.60', '10'), orderType: 'GTC' },
+  });
   t.is(bid.status, 200, JSON.stringify(bid.body));
   t.deepEqual(bid.body.warnings, [], 'the allowances are in place');
   let trade: any = null;
@@ -92,10 +129,13 @@ test('development default: embedded node with the local chain wired to its webho
 
 test('production refuses to start without its secrets and names them', async (t) => {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH, APP_ENV: 'production', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, APP_ENV: 'production', PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
-  child.stderr.on('data', (d) => { err += d; });
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
   const code = await new Promise((r) => child.on('exit', r));
   t.is(code, 2);
   for (const name of ['PLATFORM_JWT_SECRET', 'CLOB_JWT_SECRET', 'CLOB_INTERNAL_TOKEN', 'SOLANA_RPC_URL']) t.regex(err, new RegExp(name));
@@ -103,7 +143,13 @@ test('production refuses to start without its secrets and names them', async (t)
 });
 
 test('production settings: DATABASE_URL may be unset (PGlite under ./data/production); each missing required setting is named', (t) => {
-  const secrets = { APP_ENV: 'production', PLATFORM_JWT_SECRET: 'p', CLOB_JWT_SECRET: 'c', CLOB_INTERNAL_TOKEN: 'i', SOLANA_RPC_URL: 'http://rpc.example' };
+  const secrets = {
+    APP_ENV: 'production',
+    PLATFORM_JWT_SECRET: 'p',
+    CLOB_JWT_SECRET: 'c',
+    CLOB_INTERNAL_TOKEN: 'i',
+    SOLANA_RPC_URL: 'http://rpc.example',
+  };
   const cfg = loadConfig(secrets);
   t.is(cfg.databaseUrl, undefined);
   t.is(cfg.dataDir, './data/production');
@@ -112,6 +158,8 @@ test('production settings: DATABASE_URL may be unset (PGlite under ./data/produc
     const e = t.throws(() => loadConfig({ ...secrets, [name]: '' }), { instanceOf: ConfigError });
     t.regex(e!.message, new RegExp(`: ${name}$`), e!.message);
   }
-  const both = t.throws(() => loadConfig({ APP_ENV: 'production', PLATFORM_JWT_SECRET: 'p', CLOB_INTERNAL_TOKEN: 'i' }), { instanceOf: ConfigError });
+  const both = t.throws(() => loadConfig({ APP_ENV: 'production', PLATFORM_JWT_SECRET: 'p', CLOB_INTERNAL_TOKEN: 'i' }), {
+    instanceOf: ConfigError,
+  });
   t.regex(both!.message, /CLOB_JWT_SECRET, SOLANA_RPC_URL$/);
 });

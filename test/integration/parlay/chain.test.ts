@@ -18,12 +18,17 @@ async function world(t: any, opts: { shuffle?: boolean; duplicate?: boolean } = 
   const port = await freePort();
   const chain = await startLocalChain({
     webhooks: [{ url: `http://127.0.0.1:${port}/api/parlays/webhooks/indexer/`, authorization: WEBHOOK_SECRET }],
-    webhookShuffle: opts.shuffle, webhookDuplicate: opts.duplicate,
+    webhookShuffle: opts.shuffle,
+    webhookDuplicate: opts.duplicate,
     webhookOptions: { retryBaseMs: 20, retryMaxMs: 200, maxAttempts: 200 },
   });
   const boot = await chain.bootstrap();
   const node = await testNode({ DATABASE_URL: db.url, PORT: String(port) }, { chain: new Web3Gateway(chain.url, boot.authority) });
-  t.teardown(async () => { await node.close(); await chain.close(); await db.drop(); });
+  t.teardown(async () => {
+    await node.close();
+    await chain.close();
+    await db.drop();
+  });
   return { chain, node, boot };
 }
 
@@ -33,19 +38,52 @@ async function scenario(t: any, chain: LocalChain, node: ServiceNode) {
   const bob = Keypair.generate();
   await chain.fundWallet(alice.publicKey, 10n ** 9n, 1_000n * UNIT);
   await chain.fundWallet(bob.publicKey, 10n ** 9n, 1_000n * UNIT);
-  const legs = [{ marketId: 101, probability: 500_000 }, { marketId: 102, probability: 400_000, outcome: 1 }];
+  const legs = [
+    { marketId: 101, probability: 500_000 },
+    { marketId: 102, probability: 400_000, outcome: 1 },
+  ];
   t.true((await chain.createParlay(alice, { parlayId: 1, stake: 10n * UNIT, legs })).landed);
   t.true((await chain.settleLeg(1, 0, 'won')).landed);
   t.true((await chain.settleLeg(1, 1, 'won')).landed);
   t.true((await chain.claimParlay(alice, 1)).landed);
   t.true((await chain.createParlay(bob, { parlayId: 2, stake: 5n * UNIT, legs })).landed);
   t.true((await chain.settleLeg(2, 0, 'lost')).landed);
-  t.true((await chain.createParlay(bob, { parlayId: 3, stake: 20n * UNIT, legs: [{ marketId: 201, probability: 900_000 }, { marketId: 202, probability: 900_000 }] })).landed);
+  t.true(
+    (
+      await chain.createParlay(bob, {
+        parlayId: 3,
+        stake: 20n * UNIT,
+        legs: [
+          { marketId: 201, probability: 900_000 },
+          { marketId: 202, probability: 900_000 },
+        ],
+      })
+    ).landed,
+  );
   // Exposure limit: with the payout cap raised, a parlay paying more than the vault's headroom fails on chain.
   t.true((await chain.updateConfig({ maxPayoutCap: 10n ** 15n })).landed);
-  const tooBig = await chain.createParlay(alice, { parlayId: 4, stake: 900n * UNIT, legs: [{ marketId: 301, probability: 100_000 }, { marketId: 302, probability: 100_000 }] });
+  const tooBig = await chain.createParlay(alice, {
+    parlayId: 4,
+    stake: 900n * UNIT,
+    legs: [
+      { marketId: 301, probability: 100_000 },
+      { marketId: 302, probability: 100_000 },
+    ],
+  });
   t.deepEqual(tooBig.err, { InstructionError: [tooBig.err ? (tooBig.err as any).InstructionError[0] : 0, { Custom: 6000 }] });
-  t.true((await chain.createParlay(alice, { parlayId: 5, stake: 2n * UNIT, legs: [{ marketId: 301, probability: 500_000 }, { marketId: 302, probability: 500_000 }] })).landed, 'a small one still fits');
+  t.true(
+    (
+      await chain.createParlay(alice, {
+        parlayId: 5,
+        stake: 2n * UNIT,
+        legs: [
+          { marketId: 301, probability: 500_000 },
+          { marketId: 302, probability: 500_000 },
+        ],
+      })
+    ).landed,
+    'a small one still fits',
+  );
   await chain.webhooks.idle();
   // Admin void of parlay 3 through the service: 202 once the void_parlay transaction is confirmed.
   const v = await call(node.url, 'POST', '/api/parlays/admin/3/void/', { token: admin });
@@ -107,18 +145,43 @@ test('shuffled and duplicated webhook deliveries reach the same mirror', async (
 test('development with SOLANA_RPC_URL and no PARLAY_AUTHORITY_KEYPAIR: a generated authority signs void (logged once); the chain refuses it, no missing-key 502', async (t) => {
   const db = await freshDatabase();
   const port = await freePort();
-  const chain = await startLocalChain({ webhooks: [{ url: `http://127.0.0.1:${port}/api/parlays/webhooks/indexer/`, authorization: WEBHOOK_SECRET }], webhookOptions: { retryBaseMs: 20, retryMaxMs: 200, maxAttempts: 200 } });
+  const chain = await startLocalChain({
+    webhooks: [{ url: `http://127.0.0.1:${port}/api/parlays/webhooks/indexer/`, authorization: WEBHOOK_SECRET }],
+    webhookOptions: { retryBaseMs: 20, retryMaxMs: 200, maxAttempts: 200 },
+  });
   const boot = await chain.bootstrap();
   const lines: any[] = [];
-  const log = pino({ level: 'info' }, { write: (l: string) => { lines.push(JSON.parse(l)); } });
+  const log = pino(
+    { level: 'info' },
+    {
+      write: (l: string) => {
+        lines.push(JSON.parse(l));
+      },
+    },
+  );
   const node = await testNode({ DATABASE_URL: db.url, PORT: String(port), SOLANA_RPC_URL: chain.url }, { chain: undefined, log });
-  t.teardown(async () => { await node.close(); await chain.close(); await db.drop(); });
+  t.teardown(async () => {
+    await node.close();
+    await chain.close();
+    await db.drop();
+  });
   const generated = lines.filter((l) => /PARLAY_AUTHORITY_KEYPAIR unset/.test(l.msg ?? ''));
   t.is(generated.length, 1, 'logged once');
   t.not(generated[0].authority, boot.authority.publicKey.toBase58());
   const alice = Keypair.generate();
   await chain.fundWallet(alice.publicKey, 10n ** 9n, 100n * UNIT);
-  t.true((await chain.createParlay(alice, { parlayId: 9, stake: 10n * UNIT, legs: [{ marketId: 1, probability: 500_000 }, { marketId: 2, probability: 500_000 }] })).landed);
+  t.true(
+    (
+      await chain.createParlay(alice, {
+        parlayId: 9,
+        stake: 10n * UNIT,
+        legs: [
+          { marketId: 1, probability: 500_000 },
+          { marketId: 2, probability: 500_000 },
+        ],
+      })
+    ).landed,
+  );
   await chain.webhooks.idle();
   await chain.fundWallet(new PublicKey(generated[0].authority), 10n ** 9n, 0n); // its fees
   const v = await call(node.url, 'POST', '/api/parlays/admin/9/void/', { token: admin });

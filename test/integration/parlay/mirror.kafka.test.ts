@@ -12,7 +12,10 @@ const kafka = { KAFKA_BROKERS };
 test('fixtures through Kafka on PostgreSQL', async (t) => {
   const db = await freshDatabase();
   const node = await testNode({ ...kafka, DATABASE_URL: db.url });
-  t.teardown(async () => { await node.close(); await db.drop(); });
+  t.teardown(async () => {
+    await node.close();
+    await db.drop();
+  });
   await runFixtureScenario(t, node.url);
   await redeliverAll(t, node.url);
 });
@@ -21,7 +24,11 @@ test('two nodes of one consumer group: either front door serves any delivery', a
   const db = await freshDatabase();
   const shared = { ...kafka, DATABASE_URL: db.url, TOPIC_PREFIX: `t${randomBytes(4).toString('hex')}.` };
   const [a, b] = await Promise.all([testNode({ ...shared, NODE_ID: 'node-a' }), testNode({ ...shared, NODE_ID: 'node-b' })]);
-  t.teardown(async () => { await a.close(); await b.close(); await db.drop(); });
+  t.teardown(async () => {
+    await a.close();
+    await b.close();
+    await db.drop();
+  });
   const order = ['01', '02', '03', '04', '05', '06', '08'];
   for (const [i, f] of order.entries()) {
     const r = await deliver((i % 2 ? a : b).url, f);
@@ -36,8 +43,13 @@ for (const point of ['before-commit:2', 'after-commit:2']) {
   test(`a node SIGKILLed ${point.startsWith('before') ? 'between consuming and committing' : 'after committing, before answering'} loses and duplicates nothing`, async (t) => {
     const db = await freshDatabase();
     const env = {
-      ...kafka, DATABASE_URL: db.url, TOPIC_PREFIX: `t${randomBytes(4).toString('hex')}.`, TOPIC_PARTITIONS: '4',
-      PLATFORM_JWT_SECRET: JWT_SECRET, PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET, ASK_TIMEOUT_MS: '15000',
+      ...kafka,
+      DATABASE_URL: db.url,
+      TOPIC_PREFIX: `t${randomBytes(4).toString('hex')}.`,
+      TOPIC_PARTITIONS: '4',
+      PLATFORM_JWT_SECRET: JWT_SECRET,
+      PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET,
+      ASK_TIMEOUT_MS: '15000',
     };
     t.teardown(() => db.drop());
     const doomed = await startProcessNode({ ...env, NODE_ID: 'doomed', RUNTIME_CRASH_POINT: point });
@@ -48,7 +60,10 @@ for (const point of ['before-commit:2', 'after-commit:2']) {
       const f = pending[0];
       try {
         const r = await deliver(doomed.url, f);
-        if (f === '07' && r.status === 503) { pending.shift(); continue; } // retried at the end, as the provider does
+        if (f === '07' && r.status === 503) {
+          pending.shift();
+          continue;
+        } // retried at the end, as the provider does
         t.is(r.status, 200, `${f}: ${JSON.stringify(r.body)}`);
         pending.shift();
       } catch {
@@ -62,7 +77,10 @@ for (const point of ['before-commit:2', 'after-commit:2']) {
     t.teardown(() => heir.kill());
     for (const f of [...pending, '07']) {
       let r = await deliver(heir.url, f);
-      for (let i = 0; i < 20 && r.status === 503; i++) { await new Promise((res) => setTimeout(res, 500)); r = await deliver(heir.url, f); }
+      for (let i = 0; i < 20 && r.status === 503; i++) {
+        await new Promise((res) => setTimeout(res, 500));
+        r = await deliver(heir.url, f);
+      }
       t.is(r.status, 200, `${f}: ${JSON.stringify(r.body)}`);
     }
     await assertFinalState(t, heir.url);

@@ -14,7 +14,10 @@ test('fixtures through the in-process bus on PGlite', async (t) => {
 test('fixtures through the in-process bus on PostgreSQL', async (t) => {
   const db = await freshDatabase();
   const node = await testNode({ DATABASE_URL: db.url });
-  t.teardown(async () => { await node.close(); await db.drop(); });
+  t.teardown(async () => {
+    await node.close();
+    await db.drop();
+  });
   await runFixtureScenario(t, node.url);
   await redeliverAll(t, node.url);
 });

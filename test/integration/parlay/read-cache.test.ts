@@ -45,21 +45,34 @@ test.before(async () => {
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
 });
-test.after.always(async () => { await sql?.end(); await node?.close(); await db?.drop(); });
+test.after.always(async () => {
+  await sql?.end();
+  await node?.close();
+  await db?.drop();
+});
 
-test.serial('repeated reads come from memory; this node\'s webhook shows at once', async (t) => {
+test.serial("repeated reads come from memory; this node's webhook shows at once", async (t) => {
   await webhook(node.url, [rawTx('c-1', 10, [parlayCreated(1, wallet, 10)])]);
-  t.deepEqual((await list(node.url)).map((p) => [p.parlay_id, p.status, p.legs_won]), [[1, 'active', 0]]);
+  t.deepEqual(
+    (await list(node.url)).map((p) => [p.parlay_id, p.status, p.legs_won]),
+    [[1, 'active', 0]],
+  );
   const before = await hits(node.url);
   for (let i = 0; i < 5; i++) t.is((await list(node.url)).length, 1);
   t.is((await call(node.url, 'GET', '/api/parlays/1/', { token: alice })).body.data.parlay_id, 1);
   t.is((await call(node.url, 'GET', '/api/parlays/1/', { token: alice })).body.data.parlay_id, 1);
-  t.is(await hits(node.url) - before, 6);
+  t.is((await hits(node.url)) - before, 6);
   // Cached, then changed through this node: the very next read shows it (list, one parlay, filters).
   t.is((await list(node.url)).length, 1);
   t.is((await call(node.url, 'GET', '/api/parlays/user/?status=active', { token: alice })).body.data.length, 1);
   await webhook(node.url, [rawTx('s-1-0', 11, [legSettled(1, 0, 1, 0, 1, 1, 0, 0, 11)]), rawTx('c-2', 12, [parlayCreated(2, wallet, 12)])]);
-  t.deepEqual((await list(node.url)).map((p) => [p.parlay_id, p.legs_won]), [[2, 0], [1, 1]]);
+  t.deepEqual(
+    (await list(node.url)).map((p) => [p.parlay_id, p.legs_won]),
+    [
+      [2, 0],
+      [1, 1],
+    ],
+  );
   t.is((await call(node.url, 'GET', '/api/parlays/1/', { token: alice })).body.data.legs_won, 1);
   t.is((await call(node.url, 'GET', '/api/parlays/user/?status=active', { token: alice })).body.data.length, 2);
   // A parlay that did not exist when it was asked for (a cached 404) appears once created.
@@ -68,39 +81,69 @@ test.serial('repeated reads come from memory; this node\'s webhook shows at once
   t.is((await call(node.url, 'GET', '/api/parlays/3/', { token: alice })).status, 200);
 });
 
-test.serial('another writer\'s change reaches the cached reads through its notification', async (t) => {
+test.serial("another writer's change reaches the cached reads through its notification", async (t) => {
   t.is((await list(node.url)).find((p) => p.parlay_id === 1).status, 'active');
   await sql.query(`update parlays set status = 'voided' where parlay_id = 1`);
-  const after = await eventually(() => list(node.url), (l) => l.find((p) => p.parlay_id === 1).status === 'voided');
+  const after = await eventually(
+    () => list(node.url),
+    (l) => l.find((p) => p.parlay_id === 1).status === 'voided',
+  );
   t.is(after.find((p) => p.parlay_id === 1).status, 'voided');
   // A leg's change (the trigger finds the wallet through the parlay).
   await sql.query(`update parlay_legs set status = 'won' where parlay_id = 2 and leg_index = 2`);
-  const legs = await eventually(() => list(node.url), (l) => l.find((p) => p.parlay_id === 2).legs[2].status === 'won');
+  const legs = await eventually(
+    () => list(node.url),
+    (l) => l.find((p) => p.parlay_id === 2).legs[2].status === 'won',
+  );
   t.is(legs.find((p) => p.parlay_id === 2).legs[2].status, 'won');
 });
 
-test.serial('a market\'s question shows in the cached legs once the market is written', async (t) => {
+test.serial("a market's question shows in the cached legs once the market is written", async (t) => {
   const leg = (await list(node.url)).find((p) => p.parlay_id === 3).legs[0];
   t.is(leg.question, '');
-  await sql.query(`insert into markets (condition_id, question, yes_token_id, no_token_id, tick_size, min_size, taker_fee_bps, status, on_chain_market_id, created_at, updated_at)
-    values ('cond-q', 'Will it rain?', 'y', 'n', 10000, 1, 0, 'active', $1, now(), now())`, [leg.on_chain_market_id]);
-  const after = await eventually(() => list(node.url), (l) => l.find((p) => p.parlay_id === 3).legs[0].question === 'Will it rain?');
+  await sql.query(
+    `insert into markets (condition_id, question, yes_token_id, no_token_id, tick_size, min_size, taker_fee_bps, status, on_chain_market_id, created_at, updated_at)
+    values ('cond-q', 'Will it rain?', 'y', 'n', 10000, 1, 0, 'active', $1, now(), now())`,
+    [leg.on_chain_market_id],
+  );
+  const after = await eventually(
+    () => list(node.url),
+    (l) => l.find((p) => p.parlay_id === 3).legs[0].question === 'Will it rain?',
+  );
   t.is(after.find((p) => p.parlay_id === 3).legs[0].question, 'Will it rain?');
   await sql.query(`update markets set question = 'Will it snow?' where condition_id = 'cond-q'`);
-  const again = await eventually(() => list(node.url), (l) => l.find((p) => p.parlay_id === 3).legs[0].question === 'Will it snow?');
+  const again = await eventually(
+    () => list(node.url),
+    (l) => l.find((p) => p.parlay_id === 3).legs[0].question === 'Will it snow?',
+  );
   t.is(again.find((p) => p.parlay_id === 3).legs[0].question, 'Will it snow?');
 });
 
 test.serial('a lost notification connection: reads go to the database, nothing stale is served, caching resumes', async (t) => {
   t.is((await list(node.url)).length, 3);
-  const { rowCount } = await sql.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:parlay_reads' and datname = current_database()`);
+  const { rowCount } = await sql.query(
+    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:parlay_reads' and datname = current_database()`,
+  );
   t.is(rowCount, 1);
   // Changed while the node is not listening: must not be answered from what was cached before.
   await sql.query(`update parlays set status = 'refunded' where parlay_id = 2`);
-  const seen = await eventually(() => list(node.url), (l) => l.find((p) => p.parlay_id === 2).status === 'refunded', 500);
+  const seen = await eventually(
+    () => list(node.url),
+    (l) => l.find((p) => p.parlay_id === 2).status === 'refunded',
+    500,
+  );
   t.is(seen.find((p) => p.parlay_id === 2).status, 'refunded');
   // Listening again (reconnects within about a second): reads are kept again.
-  const resumed = await eventually(async () => { const h = await hits(node.url); await list(node.url); await list(node.url); return (await hits(node.url)) - h; }, (d) => d >= 1, 5000);
+  const resumed = await eventually(
+    async () => {
+      const h = await hits(node.url);
+      await list(node.url);
+      await list(node.url);
+      return (await hits(node.url)) - h;
+    },
+    (d) => d >= 1,
+    5000,
+  );
   t.true(resumed >= 1);
   t.is((await list(node.url)).find((p) => p.parlay_id === 2).status, 'refunded');
 });
@@ -118,7 +161,11 @@ test.serial('a cluster: a change through one node reaches the cached reads of an
     t.is((await list(b.url))[0].legs_won, 0);
     t.is((await list(b.url))[0].legs_won, 0); // cached on b
     await webhook(a.url, [rawTx('s-1-0', 11, [legSettled(1, 0, 1, 0, 1, 1, 0, 0, 11)])]);
-    const seen = await eventually(() => list(b.url), (l) => l[0].legs_won === 1, 2000);
+    const seen = await eventually(
+      () => list(b.url),
+      (l) => l[0].legs_won === 1,
+      2000,
+    );
     t.is(seen[0].legs_won, 1);
     t.is((await list(a.url))[0].legs_won, 1);
   } finally {
@@ -130,7 +177,14 @@ test.serial('a cluster: a change through one node reaches the cached reads of an
 test('a miss that raced with a change to its wallet is answered but not kept', async (t) => {
   const cache = new ParlayReadCache(() => true, 10);
   let release!: (v: string) => void;
-  const pending = cache.read('W', '', () => new Promise<string>((r) => { release = r; }));
+  const pending = cache.read(
+    'W',
+    '',
+    () =>
+      new Promise<string>((r) => {
+        release = r;
+      }),
+  );
   cache.changed('w');
   release('old');
   t.is(await pending, 'old');

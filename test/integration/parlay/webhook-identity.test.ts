@@ -15,17 +15,29 @@ const user = Keypair.generate().publicKey;
 
 function created(parlayId: number, vaultBalance = 1_000_000_000) {
   return eventLine('ParlayCreated', {
-    parlay_id: new BN(parlayId), user, stake: new BN(10_000_000), combined_probability: new BN(250_000_000_000), potential_payout: new BN(40_000_000),
-    legs: [{ market_id: new BN(101), market: user, outcome: 0, probability: 500_000 }, { market_id: new BN(102), market: user, outcome: 1, probability: 500_000 }],
-    vault_balance: new BN(vaultBalance), total_staked: new BN(10_000_000), total_exposure: new BN(30_000_000), created_at: new BN(1_763_719_200),
+    parlay_id: new BN(parlayId),
+    user,
+    stake: new BN(10_000_000),
+    combined_probability: new BN(250_000_000_000),
+    potential_payout: new BN(40_000_000),
+    legs: [
+      { market_id: new BN(101), market: user, outcome: 0, probability: 500_000 },
+      { market_id: new BN(102), market: user, outcome: 1, probability: 500_000 },
+    ],
+    vault_balance: new BN(vaultBalance),
+    total_staked: new BN(10_000_000),
+    total_exposure: new BN(30_000_000),
+    created_at: new BN(1_763_719_200),
   });
 }
 
 async function scenario(t: ExecutionContext, node: ServiceNode) {
   const post = (body: unknown) => call(node.url, 'POST', WEBHOOK, { auth: WEBHOOK_SECRET, body });
   const sql = (q: string, params: unknown[] = []) => (node.orm.em.fork() as any).execute(q, params) as Promise<any[]>;
-  const parlays = async () => (await sql('select parlay_id::int as id, tx_signature from parlays order by parlay_id')).map((r) => [r.id, r.tx_signature]);
-  const conflicts = async (label: string) => sql(`select source, reason, payload from dead_letters where source like ? order by id`, [`webhook:${sig(label)}:%`]);
+  const parlays = async () =>
+    (await sql('select parlay_id::int as id, tx_signature from parlays order by parlay_id')).map((r) => [r.id, r.tx_signature]);
+  const conflicts = async (label: string) =>
+    sql(`select source, reason, payload from dead_letters where source like ? order by id`, [`webhook:${sig(label)}:%`]);
   const S = sig('ident-1');
 
   const first = await post([rawTx('ident-1', 600, [created(21, 5_000_000_000)])]);
@@ -42,7 +54,11 @@ async function scenario(t: ExecutionContext, node: ServiceNode) {
   t.regex(rows[0].reason, /^conflicting_event: ParlayCreated at .*:0 differs from the event first seen/);
   t.is(`Program data: ${rows[0].payload}`, created(22, 7_000_000_000), 'the conflicting event kept whole');
   t.true(rows[0].source.startsWith(`webhook:${S}:0:conflict:`));
-  t.is((await call(node.url, 'GET', '/api/parlays/vault/')).body.data.balance, 5_000_000_000, 'the vault values of the conflicting event are not applied');
+  t.is(
+    (await call(node.url, 'GET', '/api/parlays/vault/')).body.data.balance,
+    5_000_000_000,
+    'the vault values of the conflicting event are not applied',
+  );
 
   // The identical re-send: a duplicate, nothing new (no dead letter either).
   const again = await post([rawTx('ident-1', 600, [created(21, 5_000_000_000)])]);
@@ -53,7 +69,10 @@ async function scenario(t: ExecutionContext, node: ServiceNode) {
   // Two payloads for one new identity in one delivery: the first stays, the second is a dead letter.
   const both = await post([rawTx('ident-2', 610, [created(23)]), rawTx('ident-2', 610, [created(24)])]);
   t.is(both.status, 200, JSON.stringify(both.body));
-  t.deepEqual((await parlays()).map(([id]) => id), [21, 23]);
+  t.deepEqual(
+    (await parlays()).map(([id]) => id),
+    [21, 23],
+  );
   t.is((await conflicts('ident-2')).length, 1);
 
   // Two payloads for one new identity in concurrent deliveries: exactly one is applied.
@@ -80,13 +99,19 @@ test.serial('in-process bus on PGlite', async (t) => {
 test.serial('in-process bus on PostgreSQL', async (t) => {
   const db = await freshDatabase();
   const node = await testNode({ DATABASE_URL: db.url });
-  t.teardown(async () => { await node.close(); await db.drop(); });
+  t.teardown(async () => {
+    await node.close();
+    await db.drop();
+  });
   await scenario(t, node);
 });
 
 test.serial('Kafka on PostgreSQL', async (t) => {
   const db = await freshDatabase();
   const node = await testNode({ KAFKA_BROKERS, DATABASE_URL: db.url });
-  t.teardown(async () => { await node.close(); await db.drop(); });
+  t.teardown(async () => {
+    await node.close();
+    await db.drop();
+  });
   await scenario(t, node);
 });

@@ -11,13 +11,20 @@ import { PARLAY_PROGRAM_ID } from '../../../src/chain/idl.ts';
 const PID = PARLAY_PROGRAM_ID.toBase58();
 const WEBHOOK = '/api/parlays/webhooks/indexer/';
 
-const hostileLines = (n: number) => [...Array.from({ length: n }, () => 'Program a invoke [1]'), ...Array.from({ length: n }, () => 'Program b success')];
+const hostileLines = (n: number) => [
+  ...Array.from({ length: n }, () => 'Program a invoke [1]'),
+  ...Array.from({ length: n }, () => 'Program b success'),
+];
 
 test('programEventLines is linear: 2 × 60,000 unmatched invoke/exit lines, and 60,000 nested frames popped one by one', (t) => {
   for (const logs of [
     hostileLines(60_000),
     [...Array.from({ length: 60_000 }, () => 'Program a invoke [1]'), ...Array.from({ length: 60_000 }, () => 'Program a success')],
-    ['Program b invoke [1]', ...Array.from({ length: 60_000 }, () => 'Program a invoke [2]'), ...Array.from({ length: 60_000 }, () => 'Program b success')],
+    [
+      'Program b invoke [1]',
+      ...Array.from({ length: 60_000 }, () => 'Program a invoke [2]'),
+      ...Array.from({ length: 60_000 }, () => 'Program b success'),
+    ],
   ]) {
     const t0 = performance.now();
     const r = programEventLines(logs, PID);
@@ -50,7 +57,10 @@ test('programEventLines keeps its behaviour: nested programs, an exit popping pa
     'Log truncated',
   ];
   const r = programEventLines(logs, PID);
-  t.deepEqual(r.events, ['AAAA', 'CCCC', 'DDDD', 'EEEE', 'FFFF', 'GGGG'].map((data, index) => ({ index, data })));
+  t.deepEqual(
+    r.events,
+    ['AAAA', 'CCCC', 'DDDD', 'EEEE', 'FFFF', 'GGGG'].map((data, index) => ({ index, data })),
+  );
   t.true(r.truncated);
 });
 

@@ -14,7 +14,10 @@ for (const transport of ['in-process', 'kafka'] as const) {
   test(`${transport}: a delivery with an event the database refuses is answered 200; the rest is applied and the partition goes on`, async (t) => {
     const db = await freshDatabase();
     const node = await testNode({ DATABASE_URL: db.url, KAFKA_BROKERS: transport === 'kafka' ? KAFKA_BROKERS : '', TOPIC_PARTITIONS: '1' });
-    t.teardown(async () => { await node.close(); await db.drop(); });
+    t.teardown(async () => {
+      await node.close();
+      await db.drop();
+    });
     const sql = (q: string, params: unknown[] = []) => (node.orm.em.fork() as any).execute(q, params) as Promise<any[]>;
     await sql(`create function refuse_parlay_66() returns trigger language plpgsql as $$
       begin if new.parlay_id = 66 then raise exception 'parlay 66 refused' using errcode = '22023'; end if; return new; end $$`);
@@ -23,17 +26,27 @@ for (const transport of ['in-process', 'kafka'] as const) {
     const post = (body: unknown) => call(node.url, 'POST', WEBHOOK, { auth: WEBHOOK_SECRET, body });
 
     const started = Date.now();
-    const r = await post([rawTx('poison-65', 700, [parlayCreated(65, user, 700)]), rawTx('poison-66', 701, [parlayCreated(66, user, 701)]), rawTx('poison-67', 702, [parlayCreated(67, user, 702)])]);
+    const r = await post([
+      rawTx('poison-65', 700, [parlayCreated(65, user, 700)]),
+      rawTx('poison-66', 701, [parlayCreated(66, user, 701)]),
+      rawTx('poison-67', 702, [parlayCreated(67, user, 702)]),
+    ]);
     t.is(r.status, 200, JSON.stringify(r.body));
     t.deepEqual(r.body, { processed: 3, skipped: 0 });
     t.true(Date.now() - started < 15_000, `answered in ${Date.now() - started} ms`);
-    t.deepEqual((await sql('select parlay_id::int as id from parlays order by parlay_id')).map((x) => x.id), [65, 67]);
+    t.deepEqual(
+      (await sql('select parlay_id::int as id from parlays order by parlay_id')).map((x) => x.id),
+      [65, 67],
+    );
     const dead = await sql(`select reason from dead_letters where reason like '%parlay 66 refused%'`);
     t.is(dead.length, 1, 'the refused event is kept with its reason');
 
     // The partition (one: every parlay shares it) goes on: a later delivery is applied at once.
     const later = await post([rawTx('poison-68', 703, [parlayCreated(68, user, 703)])]);
     t.is(later.status, 200);
-    t.deepEqual((await sql('select parlay_id::int as id from parlays order by parlay_id')).map((x) => x.id), [65, 67, 68]);
+    t.deepEqual(
+      (await sql('select parlay_id::int as id from parlays order by parlay_id')).map((x) => x.id),
+      [65, 67, 68],
+    );
   });
 }

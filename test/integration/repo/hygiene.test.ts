@@ -19,16 +19,34 @@ async function boundaryErrors(file: string, code: string): Promise<string[]> {
 }
 
 test('the runtime may not import the domain', async (t) => {
-  const errors = await boundaryErrors('src/runtime/boundary-probe.ts', `import { decodeTransaction } from '../parlay/decode.ts';\nexport const f = decodeTransaction;\n`);
+  const errors = await boundaryErrors(
+    'src/runtime/boundary-probe.ts',
+    `import { decodeTransaction } from '../parlay/decode.ts';\nexport const f = decodeTransaction;\n`,
+  );
   t.is(errors.length, 1);
   t.regex(errors[0], /^src\/runtime\/ may not import src\/parlay\/decode\.ts: the runtime knows no domain/);
-  t.deepEqual(await boundaryErrors('src/runtime/boundary-probe.ts', `import type { Bus } from './types.ts';\nimport { Kafka } from 'kafkajs';\nexport type B = Bus; export const K = Kafka;\n`), []);
+  t.deepEqual(
+    await boundaryErrors(
+      'src/runtime/boundary-probe.ts',
+      `import type { Bus } from './types.ts';\nimport { Kafka } from 'kafkajs';\nexport type B = Bus; export const K = Kafka;\n`,
+    ),
+    [],
+  );
 });
 
 test('actors import only topics/, the runtime types and each other, and no package', async (t) => {
   const file = 'actors/parlay/boundary-probe.ts';
-  t.deepEqual(await boundaryErrors(file, `import type { Decider } from '../../src/runtime/types.ts';\nimport { TOPICS } from '../../topics/names.ts';\nimport { marketBookDecider } from '../market-book/decider.ts';\nexport type D = Decider<any, any, any, any>; export const x = [TOPICS, marketBookDecider];\n`), []);
-  const errors = await boundaryErrors(file, `import { ClobService } from '../../src/clob/service.ts';\nimport { Asker } from '../../src/runtime/asker.ts';\nimport { randomUUID } from 'node:crypto';\nexport const x = [ClobService, Asker, randomUUID];\n`);
+  t.deepEqual(
+    await boundaryErrors(
+      file,
+      `import type { Decider } from '../../src/runtime/types.ts';\nimport { TOPICS } from '../../topics/names.ts';\nimport { marketBookDecider } from '../market-book/decider.ts';\nexport type D = Decider<any, any, any, any>; export const x = [TOPICS, marketBookDecider];\n`,
+    ),
+    [],
+  );
+  const errors = await boundaryErrors(
+    file,
+    `import { ClobService } from '../../src/clob/service.ts';\nimport { Asker } from '../../src/runtime/asker.ts';\nimport { randomUUID } from 'node:crypto';\nexport const x = [ClobService, Asker, randomUUID];\n`,
+  );
   t.is(errors.length, 3, errors.join('\n'));
   t.regex(errors[0], /actors\/ may not import src\/clob\/service\.ts/);
   t.regex(errors[1], /actors\/ may not import src\/runtime\/asker\.ts/);
@@ -36,8 +54,17 @@ test('actors import only topics/, the runtime types and each other, and no packa
 });
 
 test('topics/ imports only zod and itself', async (t) => {
-  t.deepEqual(await boundaryErrors('topics/boundary-probe.ts', `import { z } from 'zod';\nimport { TOPICS } from './names.ts';\nexport const x = [z, TOPICS];\n`), []);
-  const errors = await boundaryErrors('topics/boundary-probe.ts', `import { Kafka } from 'kafkajs';\nimport { toJson } from '../src/runtime/json.ts';\nexport const x = [Kafka, toJson];\n`);
+  t.deepEqual(
+    await boundaryErrors(
+      'topics/boundary-probe.ts',
+      `import { z } from 'zod';\nimport { TOPICS } from './names.ts';\nexport const x = [z, TOPICS];\n`,
+    ),
+    [],
+  );
+  const errors = await boundaryErrors(
+    'topics/boundary-probe.ts',
+    `import { Kafka } from 'kafkajs';\nimport { toJson } from '../src/runtime/json.ts';\nexport const x = [Kafka, toJson];\n`,
+  );
   t.is(errors.length, 2, errors.join('\n'));
 });
 
@@ -51,9 +78,19 @@ test('only the composition roots, dev tools, tests and benches import src/http/;
   // src/client/clob.ts -> src/http/openapi-schemas.ts is allowed today; nothing else from src/http is.
   const schemas = `import type * as api from '../http/openapi-schemas.ts';\nexport type A = api.ClobConfig;\n`;
   t.deepEqual(await boundaryErrors('src/client/clob.ts', schemas), []);
-  t.is((await boundaryErrors('src/client/clob.ts', `import { rateLimits } from '../http/rate-limit.ts';\nexport const r = rateLimits;\n`)).length, 1);
+  t.is(
+    (await boundaryErrors('src/client/clob.ts', `import { rateLimits } from '../http/rate-limit.ts';\nexport const r = rateLimits;\n`))
+      .length,
+    1,
+  );
   t.deepEqual(await boundaryErrors('src/node.ts', `import { buildApp } from './http/app.ts';\nexport const a = buildApp;\n`), []);
-  t.deepEqual(await boundaryErrors('test/boundary-probe.test.ts', `import { rateLimits } from '../src/http/rate-limit.ts';\nexport const r = rateLimits;\n`), []);
+  t.deepEqual(
+    await boundaryErrors(
+      'test/boundary-probe.test.ts',
+      `import { rateLimits } from '../src/http/rate-limit.ts';\nexport const r = rateLimits;\n`,
+    ),
+    [],
+  );
 });
 
 test('every allowed-today exception still names an import the code makes', async (t) => {

@@ -15,17 +15,29 @@ import type { CheckpointPolicy } from '../../../src/runtime/partition-worker.ts'
 import { freshDatabase } from '../../helpers/db.ts';
 import { KAFKA_BROKERS } from '../../helpers/node.ts';
 
-interface Counter { n: number; seen: number[] }
+interface Counter {
+  n: number;
+  seen: number[];
+}
 type Cmd = { add: number; seq: number };
 
-function counterKind(topic: string, effects: { key: string; n: number }[]): ActorKind<Counter, Cmd, { add: number; seq: number }, { n: number }> {
+function counterKind(
+  topic: string,
+  effects: { key: string; n: number }[],
+): ActorKind<Counter, Cmd, { add: number; seq: number }, { n: number }> {
   return {
-    name: 'counter', topic,
+    name: 'counter',
+    topic,
     decider: {
       initial: () => ({ n: 0, seen: [] }),
       decide: (s, c) => ({ events: [{ add: c.add, seq: c.seq }], reply: { n: s.n + c.add } }),
       // Mutates in place and throws half-way for a negative amount: a buggy decider.
-      evolve: (s, e) => { s.n += e.add; if (e.add < 0) throw new Error('negative'); s.seen.push(e.seq); return s; },
+      evolve: (s, e) => {
+        s.n += e.add;
+        if (e.add < 0) throw new Error('negative');
+        s.seen.push(e.seq);
+        return s;
+      },
     },
     parse: (c) => c as Cmd,
     toSnapshot: (s) => s,
@@ -36,9 +48,19 @@ function counterKind(topic: string, effects: { key: string; n: number }[]): Acto
   };
 }
 
-interface RigExtras { log?: RuntimeOptions['log']; metrics?: RuntimeOptions['metrics'] }
+interface RigExtras {
+  log?: RuntimeOptions['log'];
+  metrics?: RuntimeOptions['metrics'];
+}
 
-async function rig(bus: Bus, db: { url?: string }, topicPrefix: string, maxLiveActors?: number, checkpoint?: CheckpointPolicy, extras: RigExtras = {}) {
+async function rig(
+  bus: Bus,
+  db: { url?: string },
+  topicPrefix: string,
+  maxLiveActors?: number,
+  checkpoint?: CheckpointPolicy,
+  extras: RigExtras = {},
+) {
   const orm = await openOrm(db.url ? { databaseUrl: db.url } : { dataDir: 'memory://' });
   await migrate(orm, db.url);
   const store = new SqlRuntimeStore(orm);
@@ -46,13 +68,33 @@ async function rig(bus: Bus, db: { url?: string }, topicPrefix: string, maxLiveA
   const topic = `${topicPrefix}counters`;
   const kind = counterKind(topic, effects);
   const nodeId = `rt-${randomBytes(3).toString('hex')}`;
-  const runtime = new Runtime({ bus, store, nodeId, groupId: `${topicPrefix}g`, kinds: [{ kind, owns: () => true }], partitions: { [topic]: 3 }, log: extras.log ?? pino({ level: 'silent' }), metrics: extras.metrics, maxLiveActors, checkpoint });
+  const runtime = new Runtime({
+    bus,
+    store,
+    nodeId,
+    groupId: `${topicPrefix}g`,
+    kinds: [{ kind, owns: () => true }],
+    partitions: { [topic]: 3 },
+    log: extras.log ?? pino({ level: 'silent' }),
+    metrics: extras.metrics,
+    maxLiveActors,
+    checkpoint,
+  });
   await runtime.start();
   const asker = new Asker(bus, `${topicPrefix}${nodeId}`, 20_000);
   await asker.start();
   return {
-    topic, effects, orm, store, asker, runtime,
-    async close(opts?: { flush?: boolean }) { await asker.stop(); await runtime.stop(opts); await orm.close(); },
+    topic,
+    effects,
+    orm,
+    store,
+    asker,
+    runtime,
+    async close(opts?: { flush?: boolean }) {
+      await asker.stop();
+      await runtime.stop(opts);
+      await orm.close();
+    },
   };
 }
 
@@ -73,10 +115,20 @@ for (const [name, makeBus] of buses) {
     const db = await freshDatabase();
     const bus = makeBus();
     const r = await rig(bus, { url: db.url }, `t${randomBytes(3).toString('hex')}.`);
-    t.teardown(async () => { await r.close(); await bus.close(); await db.drop(); });
-    const replies = await r.asker.askMany(Array.from({ length: 30 }, (_, i) => ({ topic: r.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })));
+    t.teardown(async () => {
+      await r.close();
+      await bus.close();
+      await db.drop();
+    });
+    const replies = await r.asker.askMany(
+      Array.from({ length: 30 }, (_, i) => ({ topic: r.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })),
+    );
     // each key's answers count up 1..10 in the order sent
-    for (const k of [0, 1, 2]) t.deepEqual(replies.filter((_, i) => i % 3 === k).map((x: any) => x.n), Array.from({ length: 10 }, (_, i) => i + 1));
+    for (const k of [0, 1, 2])
+      t.deepEqual(
+        replies.filter((_, i) => i % 3 === k).map((x: any) => x.n),
+        Array.from({ length: 10 }, (_, i) => i + 1),
+      );
     const first = await r.asker.ask({ topic: r.topic, key: 'k0', cmd: { add: 5, seq: 100 }, id: 'once' });
     const again = await r.asker.ask({ topic: r.topic, key: 'k0', cmd: { add: 5, seq: 100 }, id: 'once' });
     t.deepEqual(first, { n: 15 });
@@ -98,7 +150,11 @@ test('kafka: a second runtime on the same store resumes from snapshots and offse
   await bus1.close();
   const bus2 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'rt2' });
   const b = await rig(bus2, { url: db.url }, prefix);
-  t.teardown(async () => { await b.close(); await bus2.close(); await db.drop(); });
+  t.teardown(async () => {
+    await b.close();
+    await bus2.close();
+    await db.drop();
+  });
   const r = await b.asker.ask({ topic: b.topic, key: 'k1', cmd: { add: 1, seq: 99 } });
   t.deepEqual(r, { n: 7 }, 'state of k1 (3 × 2) came back from its snapshot; nothing replayed twice');
   t.deepEqual(b.effects, [{ key: 'k1', n: 7 }], 'the new owner applied only the new command');
@@ -107,10 +163,17 @@ test('kafka: a second runtime on the same store resumes from snapshots and offse
 test('in-process: a decider that throws is dead-lettered alone; its half-changed state is not kept', async (t) => {
   const bus = new MemoryBus(3);
   const r = await rig(bus, {}, 'p.');
-  t.teardown(async () => { await r.close(); await bus.close(); });
-  const failed = await r.asker.askMany([
-    { topic: r.topic, key: 'k', cmd: { add: 1, seq: 1 } }, { topic: r.topic, key: 'k', cmd: { add: -5, seq: 2 } }, { topic: r.topic, key: 'k', cmd: { add: 1, seq: 3 } },
-  ]).catch((e) => e);
+  t.teardown(async () => {
+    await r.close();
+    await bus.close();
+  });
+  const failed = await r.asker
+    .askMany([
+      { topic: r.topic, key: 'k', cmd: { add: 1, seq: 1 } },
+      { topic: r.topic, key: 'k', cmd: { add: -5, seq: 2 } },
+      { topic: r.topic, key: 'k', cmd: { add: 1, seq: 3 } },
+    ])
+    .catch((e) => e);
   t.regex(String(failed?.message), /decider failed: negative/);
   const one = await r.asker.ask({ topic: r.topic, key: 'k', cmd: { add: 0, seq: 4 } }).catch((e) => e);
   t.deepEqual(one, { n: 2 }, 'the two good commands count; the bad one left nothing behind');
@@ -124,7 +187,16 @@ test('a commit from a stale owner is fenced', async (t) => {
   t.teardown(() => orm.close());
   const store = new SqlRuntimeStore(orm);
   await store.resetOffset('g', 'topic', 0, 10n, 'a');
-  const base = { groupId: 'g', topic: 'topic', partition: 0, owner: 'a', snapshots: [], inbox: [], deadLetters: [], effects: async () => {} };
+  const base = {
+    groupId: 'g',
+    topic: 'topic',
+    partition: 0,
+    owner: 'a',
+    snapshots: [],
+    inbox: [],
+    deadLetters: [],
+    effects: async () => {},
+  };
   t.true(await store.commit({ ...base, expectedNext: 10n, next: 12n, replayFrom: 12n }));
   t.false(await store.commit({ ...base, expectedNext: 10n, next: 11n, replayFrom: 11n, owner: 'stale' }));
   t.is(await store.loadOffset('g', 'topic', 0), 12n);
@@ -134,15 +206,38 @@ test('group commit: commits that wait for a turn go as one transaction; a fenced
   const db = await freshDatabase();
   const orm = await openOrm({ databaseUrl: db.url });
   await migrate(orm, db.url);
-  t.teardown(async () => { await orm.close(); await db.drop(); });
+  t.teardown(async () => {
+    await orm.close();
+    await db.drop();
+  });
   const store = new SqlRuntimeStore(orm, 1); // one transaction at a time: what arrives meanwhile waits and is grouped
   for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
-  const commit = (partition: number, expectedNext: bigint, letter: string) => store.commit({
-    groupId: 'g', topic: 'topic', partition, owner: 'a', expectedNext, next: expectedNext + 1n, replayFrom: expectedNext + 1n,
-    snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }], inbox: [], deadLetters: [],
-    effects: async (tx) => { await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [`effect-${letter}`, 'test', '{}']); },
-  });
-  const xminOf = async (partition: number) => (await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [partition]))[0].x;
+  const commit = (partition: number, expectedNext: bigint, letter: string) =>
+    store.commit({
+      groupId: 'g',
+      topic: 'topic',
+      partition,
+      owner: 'a',
+      expectedNext,
+      next: expectedNext + 1n,
+      replayFrom: expectedNext + 1n,
+      snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }],
+      inbox: [],
+      deadLetters: [],
+      effects: async (tx) => {
+        await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [
+          `effect-${letter}`,
+          'test',
+          '{}',
+        ]);
+      },
+    });
+  const xminOf = async (partition: number) =>
+    (
+      await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [
+        partition,
+      ])
+    )[0].x;
 
   // A runs alone; B and C arrive while it runs and commit together, in one transaction.
   const [a, b, c] = await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]);
@@ -156,7 +251,9 @@ test('group commit: commits that wait for a turn go as one transaction; a fenced
   t.deepEqual([d, e, f], [true, true, false]);
   t.is(await store.loadOffset('g', 'topic', 4), 11n);
   t.is(await store.loadOffset('g', 'topic', 0), 11n, 'the fenced commit moved nothing');
-  const effects = (await (orm.em.fork() as any).execute("select source from dead_letters where source like 'effect-%' order by source")).map((r: any) => r.source);
+  const effects = (
+    await (orm.em.fork() as any).execute("select source from dead_letters where source like 'effect-%' order by source")
+  ).map((r: any) => r.source);
   t.deepEqual(effects, ['effect-a', 'effect-b', 'effect-c', 'effect-d', 'effect-e'], "every effect but the fenced commit's, once");
   const snaps = await store.loadSnapshots('k', ['key0', 'key4']);
   t.is(snaps.get('key0')?.next, 11n, "key0's snapshot is A's, not F's");
@@ -165,10 +262,15 @@ test('group commit: commits that wait for a turn go as one transaction; a fenced
 
 test('asks nobody answers time out; in one call, the answered ones still resolve', async (t) => {
   const bus = new MemoryBus();
-  await bus.ensureTopics([{ topic: 'echo', partitions: 2 }, { topic: 'void', partitions: 2 }]);
+  await bus.ensureTopics([
+    { topic: 'echo', partitions: 2 },
+    { topic: 'void', partitions: 2 },
+  ]);
   // An owner for `echo` only: it answers every command it reads on its requester's reply topic.
   const echo = await bus.consume({
-    groupId: 'echo', topics: ['echo'], fromBeginning: true,
+    groupId: 'echo',
+    topics: ['echo'],
+    fromBeginning: true,
     onBatch: async (b) => {
       for (const r of b.records) {
         const corr = r.headers?.corr;
@@ -183,7 +285,13 @@ test('asks nobody answers time out; in one call, the answered ones still resolve
   try {
     const started = Date.now();
     const outcomes = await Promise.allSettled([
-      asker.askMany([{ topic: 'echo', key: 'a', cmd: 1 }, { topic: 'void', key: 'b', cmd: 2 }, { topic: 'echo', key: 'c', cmd: 3 }]).then(() => 'all answered'),
+      asker
+        .askMany([
+          { topic: 'echo', key: 'a', cmd: 1 },
+          { topic: 'void', key: 'b', cmd: 2 },
+          { topic: 'echo', key: 'c', cmd: 3 },
+        ])
+        .then(() => 'all answered'),
       asker.ask({ topic: 'echo', key: 'd', cmd: 4 }),
       asker.ask({ topic: 'void', key: 'e', cmd: 5 }, 150),
     ]);
@@ -195,7 +303,12 @@ test('asks nobody answers time out; in one call, the answered ones still resolve
     // The answered asks of a call that timed out were not lost: each of them resolved on its own.
     const seen: string[] = [];
     asker.observe = (topic, outcome) => seen.push(`${topic}:${outcome}`);
-    await asker.askMany([{ topic: 'echo', key: 'f', cmd: 6 }, { topic: 'void', key: 'g', cmd: 7 }]).catch(() => undefined);
+    await asker
+      .askMany([
+        { topic: 'echo', key: 'f', cmd: 6 },
+        { topic: 'void', key: 'g', cmd: 7 },
+      ])
+      .catch(() => undefined);
     t.deepEqual(seen.sort(), ['echo:ok', 'void:timeout']);
   } finally {
     await asker.stop();
@@ -208,12 +321,38 @@ test('in-process bus: records every group has read are dropped; a lagging group 
   await bus.ensureTopics([{ topic: 'log', partitions: 1 }]);
   const read = { fast: [] as number[], slow: [] as number[] };
   let release!: () => void;
-  const held = new Promise<void>((r) => { release = r; });
-  const fast = await bus.consume({ groupId: 'fast', topics: ['log'], fromBeginning: true, onBatch: async (b) => { for (const r of b.records) read.fast.push(Number(r.value)); return { done: true }; } });
-  const slow = await bus.consume({ groupId: 'slow', topics: ['log'], fromBeginning: true, onBatch: async (b) => { await held; for (const r of b.records) read.slow.push(Number(r.value)); return { done: true }; } });
-  const until = async (ok: () => boolean) => { for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 5)); t.true(ok()); };
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const fast = await bus.consume({
+    groupId: 'fast',
+    topics: ['log'],
+    fromBeginning: true,
+    onBatch: async (b) => {
+      for (const r of b.records) read.fast.push(Number(r.value));
+      return { done: true };
+    },
+  });
+  const slow = await bus.consume({
+    groupId: 'slow',
+    topics: ['log'],
+    fromBeginning: true,
+    onBatch: async (b) => {
+      await held;
+      for (const r of b.records) read.slow.push(Number(r.value));
+      return { done: true };
+    },
+  });
+  const until = async (ok: () => boolean) => {
+    for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+    t.true(ok());
+  };
   try {
-    for (let i = 0; i < 3000; i += 100) await bus.send('log', Array.from({ length: 100 }, (_, j) => ({ key: 'k', value: String(i + j) })));
+    for (let i = 0; i < 3000; i += 100)
+      await bus.send(
+        'log',
+        Array.from({ length: 100 }, (_, j) => ({ key: 'k', value: String(i + j) })),
+      );
     await until(() => read.fast.length === 3000);
     t.is((await bus.offsets('log'))[0].low, 0n, 'nothing dropped while a group has not read it');
     release();
@@ -222,7 +361,10 @@ test('in-process bus: records every group has read are dropped; a lagging group 
     await until(() => read.fast.length === 3001 && read.slow.length === 3001);
     t.true((await bus.offsets('log'))[0].low >= 2048n, 'what both groups read is dropped');
     t.is((await bus.offsets('log'))[0].high, 3001n);
-    t.deepEqual(read.slow, Array.from({ length: 3001 }, (_, i) => i));
+    t.deepEqual(
+      read.slow,
+      Array.from({ length: 3001 }, (_, i) => i),
+    );
     t.deepEqual(read.fast, read.slow);
   } finally {
     await fast.stop();
@@ -273,41 +415,69 @@ test('kafka: actors newer than their snapshots are rebuilt by replay after a cra
   const prefix = `ck${randomBytes(3).toString('hex')}.`;
   const bus1 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ck1' });
   const a = await rig(bus1, { url: db.url }, prefix, undefined, NEVER);
-  const ask = (r: typeof a, key: string, add: number, seq: number, id?: string) => r.asker.ask<{ n: number }>({ topic: r.topic, key, cmd: { add, seq }, id });
+  const ask = (r: typeof a, key: string, add: number, seq: number, id?: string) =>
+    r.asker.ask<{ n: number }>({ topic: r.topic, key, cmd: { add, seq }, id });
   await a.asker.askMany(Array.from({ length: 9 }, (_, i) => ({ topic: a.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })));
   t.deepEqual(await ask(a, 'k0', 10, 20, 'once'), { n: 13 });
   t.deepEqual(await ask(a, 'k0', 10, 20, 'once'), { n: 13 }, 'a duplicate is answered, not applied');
   // Sent together: the same id twice (the second is answered like the first), and a decider that throws.
-  const mixed = await a.asker.askMany([
-    { topic: a.topic, key: 'k2', cmd: { add: 5, seq: 30 }, id: 'twice' }, { topic: a.topic, key: 'k2', cmd: { add: 5, seq: 30 }, id: 'twice' },
-    { topic: a.topic, key: 'k1', cmd: { add: -5, seq: 31 } }, { topic: a.topic, key: 'k1', cmd: { add: 1, seq: 32 } }, { topic: a.topic, key: 'k1', cmd: { add: 1, seq: 33 } },
-  ]).catch((e) => e);
+  const mixed = await a.asker
+    .askMany([
+      { topic: a.topic, key: 'k2', cmd: { add: 5, seq: 30 }, id: 'twice' },
+      { topic: a.topic, key: 'k2', cmd: { add: 5, seq: 30 }, id: 'twice' },
+      { topic: a.topic, key: 'k1', cmd: { add: -5, seq: 31 } },
+      { topic: a.topic, key: 'k1', cmd: { add: 1, seq: 32 } },
+      { topic: a.topic, key: 'k1', cmd: { add: 1, seq: 33 } },
+    ])
+    .catch((e) => e);
   t.regex(String(mixed?.message), /decider failed: negative/);
   t.deepEqual(await counters(a), {}, 'nothing checkpointed yet');
-  const offsets = await a.orm.em.fork().execute('select partition, next_offset::int as next, replay_from::int as replay from consumer_offsets where topic = ? and next_offset > 0', [a.topic]);
-  t.true(offsets.length > 0 && offsets.every((o: any) => o.replay !== null && o.replay < o.next), 'every partition says where recovery must start reading');
+  const offsets = await a.orm.em
+    .fork()
+    .execute(
+      'select partition, next_offset::int as next, replay_from::int as replay from consumer_offsets where topic = ? and next_offset > 0',
+      [a.topic],
+    );
+  t.true(
+    offsets.length > 0 && offsets.every((o: any) => o.replay !== null && o.replay < o.next),
+    'every partition says where recovery must start reading',
+  );
   const effectsBefore = a.effects.length;
   await a.close({ flush: false }); // a crash: what only memory held is gone
   await bus1.close();
 
   const bus2 = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ck2' });
   const b = await rig(bus2, { url: db.url }, prefix, undefined, { everyBatches: 1_000_000, maxAgeMs: 300 });
-  t.teardown(async () => { await b.close(); await bus2.close(); await db.drop(); });
+  t.teardown(async () => {
+    await b.close();
+    await bus2.close();
+    await db.drop();
+  });
   // No new command yet: the new owner starts reading where replay must begin (the group position
   // the old owner committed), rebuilds the unsaved actors at once and checkpoints them when idle.
   const ns = (x: Record<string, Counter>) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v.n]));
   let rebuilt: Record<string, Counter> = {};
-  for (let i = 0; i < 200 && JSON.stringify(ns(rebuilt)) !== JSON.stringify({ k0: 13, k1: 5, k2: 8 }); i++) { await new Promise((r) => setTimeout(r, 50)); rebuilt = await counters(b); }
+  for (let i = 0; i < 200 && JSON.stringify(ns(rebuilt)) !== JSON.stringify({ k0: 13, k1: 5, k2: 8 }); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    rebuilt = await counters(b);
+  }
   t.deepEqual(ns(rebuilt), { k0: 13, k1: 5, k2: 8 }, 'rebuilt and saved without any new command');
   t.deepEqual(b.effects, [], 'the rebuild wrote no effect');
   t.deepEqual(await ask(b, 'k0', 1, 40), { n: 14 });
   t.deepEqual(await ask(b, 'k1', 1, 41), { n: 6 }, 'the command that threw is skipped again; its half-change is not replayed');
   t.deepEqual(await ask(b, 'k2', 1, 42), { n: 9 });
   t.deepEqual(await ask(b, 'k0', 10, 20, 'once'), { n: 13 }, 'still answered from the inbox');
-  t.deepEqual(b.effects.map((e) => e.key), ['k0', 'k1', 'k2'], 'the replay wrote no effect; only the new commands did');
+  t.deepEqual(
+    b.effects.map((e) => e.key),
+    ['k0', 'k1', 'k2'],
+    'the replay wrote no effect; only the new commands did',
+  );
   t.true(effectsBefore >= 8);
   let snaps = await counters(b);
-  for (let i = 0; i < 200 && snaps.k2?.n !== 9; i++) { await new Promise((r) => setTimeout(r, 50)); snaps = await counters(b); }
+  for (let i = 0; i < 200 && snaps.k2?.n !== 9; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    snaps = await counters(b);
+  }
   t.deepEqual(snaps.k0.seen, [0, 3, 6, 20, 40]);
   t.deepEqual(snaps.k1.seen, [1, 4, 7, 32, 33, 41]);
   t.deepEqual(snaps.k2.seen, [2, 5, 8, 30, 42]);
@@ -319,13 +489,23 @@ test('kafka: unsaved actors are checkpointed when idle, and saved at a graceful 
   const db = await freshDatabase();
   const prefix = `ci${randomBytes(3).toString('hex')}.`;
   const bus = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'ci' });
-  t.teardown(async () => { await bus.close(); await db.drop(); });
+  t.teardown(async () => {
+    await bus.close();
+    await db.drop();
+  });
   const a = await rig(bus, { url: db.url }, prefix, undefined, { everyBatches: 1_000_000, maxAgeMs: 300 });
   await a.asker.askMany(Array.from({ length: 6 }, (_, i) => ({ topic: a.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })));
   t.true(a.runtime.unsavedActors() > 0);
   let snaps: any = {};
-  for (let i = 0; i < 100 && Object.keys(snaps).length < 3; i++) { await new Promise((r) => setTimeout(r, 50)); snaps = await counters(a); }
-  t.deepEqual(Object.fromEntries(Object.entries(snaps).map(([k, v]: any) => [k, v.n])), { k0: 2, k1: 2, k2: 2 }, 'written by the idle checkpoint');
+  for (let i = 0; i < 100 && Object.keys(snaps).length < 3; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    snaps = await counters(a);
+  }
+  t.deepEqual(
+    Object.fromEntries(Object.entries(snaps).map(([k, v]: any) => [k, v.n])),
+    { k0: 2, k1: 2, k2: 2 },
+    'written by the idle checkpoint',
+  );
   t.is(a.runtime.unsavedActors(), 0);
   const pending = await a.orm.em.fork().execute('select count(*)::int as n from consumer_offsets where replay_from is not null');
   t.is(pending[0].n, 0, 'nothing left to replay');
@@ -333,9 +513,17 @@ test('kafka: unsaved actors are checkpointed when idle, and saved at a graceful 
 
   const b = await rig(bus, { url: db.url }, prefix, undefined, NEVER);
   await b.asker.askMany(Array.from({ length: 3 }, (_, i) => ({ topic: b.topic, key: `k${i}`, cmd: { add: 5, seq: 10 + i } })));
-  t.deepEqual(Object.fromEntries(Object.entries(await counters(b)).map(([k, v]: any) => [k, v.n])), { k0: 2, k1: 2, k2: 2 }, 'not yet saved');
+  t.deepEqual(
+    Object.fromEntries(Object.entries(await counters(b)).map(([k, v]: any) => [k, v.n])),
+    { k0: 2, k1: 2, k2: 2 },
+    'not yet saved',
+  );
   await b.close();
   const orm = await openOrm({ databaseUrl: db.url });
-  t.deepEqual(Object.fromEntries(Object.entries(await counters({ orm })).map(([k, v]: any) => [k, v.n])), { k0: 7, k1: 7, k2: 7 }, 'saved at the graceful stop');
+  t.deepEqual(
+    Object.fromEntries(Object.entries(await counters({ orm })).map(([k, v]: any) => [k, v.n])),
+    { k0: 7, k1: 7, k2: 7 },
+    'saved at the graceful stop',
+  );
   await orm.close();
 });

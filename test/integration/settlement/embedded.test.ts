@@ -14,9 +14,19 @@ test('embedded: a trade settles to CONFIRMED with exact balances', async (t) => 
   const yes = w.yes.toBase58();
   const c0 = w.bal(w.bob.publicKey, w.collateral);
   await call(w.node.url, 'POST', '/v1/order', { token: w.A, body: { order: order(w.alice, yes, 'SELL', '0.20', '5'), orderType: 'GTC' } });
-  const r = await call(w.node.url, 'POST', '/v1/order', { token: w.B, body: { order: order(w.bob, yes, 'BUY', '0.20', '5', { feeRateBps: 100 }), orderType: 'GTC' } });
+  const r = await call(w.node.url, 'POST', '/v1/order', {
+    token: w.B,
+    body: { order: order(w.bob, yes, 'BUY', '0.20', '5', { feeRateBps: 100 }), orderType: 'GTC' },
+  });
   const id = r.body.tradeIDs[0];
-  const tr = await until(async () => { const x = await tradeOf(w.node.url, w.B, w.market.condition_id, id); return x?.status === 'CONFIRMED' ? x : null; }, 30_000, 'confirmed');
+  const tr = await until(
+    async () => {
+      const x = await tradeOf(w.node.url, w.B, w.market.condition_id, id);
+      return x?.status === 'CONFIRMED' ? x : null;
+    },
+    30_000,
+    'confirmed',
+  );
   t.truthy(tr.transaction_hash);
   // 0.20 × 5 = 1; fee 1% × 0.2 × 5 = 0.01
   t.is(c0 - w.bal(w.bob.publicKey, w.collateral), 1_010_000n);

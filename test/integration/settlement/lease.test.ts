@@ -18,7 +18,10 @@ test.before(async () => {
   db = new pg.Client({ connectionString: w.dbUrl });
   await db.connect();
 });
-test.after.always(async () => { await db?.end(); await w?.close(); });
+test.after.always(async () => {
+  await db?.end();
+  await w?.close();
+});
 
 const sql = async (q: string, p: unknown[] = []) => (await db.query(q, p)).rows;
 const place = (tok: string, o: any) => call(w.node.url, 'POST', '/v1/order', { token: tok, body: { order: o, orderType: 'GTC' } });
@@ -39,10 +42,15 @@ async function tradeHeldOnTheChain(price: string, ms: number): Promise<string> {
 }
 let t0 = 0;
 
-const confirmed = (id: string) => until(async () => {
-  const x = await tradeOf(w.node.url, w.B, w.market.condition_id, id);
-  return x?.status === 'CONFIRMED' ? x : null;
-}, 30_000, `trade ${id} CONFIRMED`);
+const confirmed = (id: string) =>
+  until(
+    async () => {
+      const x = await tradeOf(w.node.url, w.B, w.market.condition_id, id);
+      return x?.status === 'CONFIRMED' ? x : null;
+    },
+    30_000,
+    `trade ${id} CONFIRMED`,
+  );
 
 test.serial('a step waiting on the chain holds no transaction and no lock on the trade', async (t) => {
   const id = await tradeHeldOnTheChain('0.40', 3000);
@@ -54,7 +62,9 @@ test.serial('a step waiting on the chain holds no transaction and no lock on the
   } finally {
     await db.query('rollback');
   }
-  const idle = await sql("select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and pid <> pg_backend_pid()");
+  const idle = await sql(
+    "select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and pid <> pg_backend_pid()",
+  );
   t.is(idle[0].n, 0, 'no transaction left open across the RPC call');
   t.true(Date.now() - t0 < 3000, 'all of it checked while the RPC call was still held');
   const tr = await confirmed(id);
@@ -69,7 +79,8 @@ test.serial('a step that lost its lease records and sends nothing; a lease left 
   t.true(held.live);
   // another step takes it (as once the waiting one's ran out) and is killed: its lease stays for 4 s
   const [{ until: stolenUntil }] = await sql(
-    "update settlements set lease_owner = 'a-killed-step', lease_until = now() + interval '4 seconds' where trade_id = $1 returning lease_until as until", [id],
+    "update settlements set lease_owner = 'a-killed-step', lease_until = now() + interval '4 seconds' where trade_id = $1 returning lease_until as until",
+    [id],
   );
   await sleep(2500); // the held RPC call answered, the waiting step finished
   t.is((await attempts(id)).length, 0, 'the step that lost its lease stored no attempt');

@@ -15,8 +15,15 @@ const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../../..');
 
 async function allowance(args: string[]) {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/allowance.ts', ...args], { cwd: root, env: { ...process.env, NODE_NO_WARNINGS: '1' } });
-  return stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/allowance.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+  });
+  return stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 test('the allowance tool sets, shows and revokes; the order book warns accordingly', async (t) => {
@@ -36,7 +43,9 @@ test('the allowance tool sets, shows and revokes; the order book warns according
   t.deepEqual((await place(order(w.alice, yes, 'BUY', '0.10', '10'))).body.warnings, ['allowance']);
 
   const set = await allowance(['set', ...common, '--amount', '500']);
-  t.true(set.every((x) => x.delegate === w.delegate.publicKey.toBase58() && x.delegated_amount === '500000000' && x.is_settlement_delegate));
+  t.true(
+    set.every((x) => x.delegate === w.delegate.publicKey.toBase58() && x.delegated_amount === '500000000' && x.is_settlement_delegate),
+  );
   t.is(w.account(w.alice.publicKey, w.collateral)!.delegatedAmount, 500n * U, 'on chain');
   t.deepEqual((await place(order(w.alice, yes, 'BUY', '0.11', '10'))).body.warnings, []);
   t.deepEqual((await place(order(w.alice, yes, 'SELL', '0.90', '10'))).body.warnings, []);
@@ -48,7 +57,11 @@ test('the allowance tool sets, shows and revokes; the order book warns according
   const revoked = await allowance(['revoke', ...common]);
   t.true(revoked.every((x) => x.delegate === null && x.delegated_amount === '0'));
   t.deepEqual((await place(order(w.alice, yes, 'BUY', '0.12', '10'))).body.warnings, ['allowance']);
-  t.is((await allowance(['show', '--keypair', file, '--rpc', w.chain.url, '--mint', yes, '--delegate', w.delegate.publicKey.toBase58()]))[0].is_settlement_delegate, false);
+  t.is(
+    (await allowance(['show', '--keypair', file, '--rpc', w.chain.url, '--mint', yes, '--delegate', w.delegate.publicKey.toBase58()]))[0]
+      .is_settlement_delegate,
+    false,
+  );
 
   // clear errors
   const bad = await t.throwsAsync(allowance(['set', '--keypair', file, '--rpc', w.chain.url, '--mint', yes]));
@@ -60,11 +73,14 @@ test('the allowance tool sets, shows and revokes; the order book warns according
   await call(w.node.url, 'POST', '/v1/orders/cancel-all', { token: w.A });
   await allowance(['set', ...common, '--amount', 'max']);
   const snap = () => ({
-    c: w.bal(w.alice.publicKey, w.collateral), yes: w.bal(w.alice.publicKey, w.yes), no: w.bal(w.alice.publicKey, w.no),
+    c: w.bal(w.alice.publicKey, w.collateral),
+    yes: w.bal(w.alice.publicKey, w.yes),
+    no: w.bal(w.alice.publicKey, w.no),
     escrow: w.chain.tokenBalance(escrowOf({ collateralMint: w.collateral, delegate: w.delegate.publicKey })),
   });
   const before = snap();
-  const mm = (op: string, amount: bigint, tok = w.A) => call(w.node.url, 'POST', `/v1/market-makers/${op}`, { token: tok, body: { market: m, amount: amount.toString() } });
+  const mm = (op: string, amount: bigint, tok = w.A) =>
+    call(w.node.url, 'POST', `/v1/market-makers/${op}`, { token: tok, body: { market: m, amount: amount.toString() } });
   const minted = await mm('mint', 7n * U);
   t.is(minted.status, 200, JSON.stringify(minted.body));
   t.like(minted.body, { success: true, operation: 'mint_tokens', amount: '7000000' });

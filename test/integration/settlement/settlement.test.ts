@@ -18,28 +18,48 @@ test.before(async () => {
   await w.approveAll(w.alice);
   await w.approveAll(w.bob);
 });
-test.after.always(async () => { await w?.close(); });
+test.after.always(async () => {
+  await w?.close();
+});
 
-const place = (tok: string, o: any, orderType = 'GTC') => call(w.node.url, 'POST', '/v1/order', { token: tok, body: { order: o, orderType } });
+const place = (tok: string, o: any, orderType = 'GTC') =>
+  call(w.node.url, 'POST', '/v1/order', { token: tok, body: { order: o, orderType } });
 const sql = (q: string, p: unknown[] = []) => (w.node.orm.em.fork() as any).execute(q, p) as Promise<any[]>;
-const settled = (tradeId: string, status = 'CONFIRMED') => until(async () => {
-  const t = await tradeOf(w.node.url, w.B, w.market.condition_id, tradeId);
-  return t?.status === status ? t : null;
-}, 30_000, `trade ${tradeId} ${status}`);
-const attempts = (tradeId: string) => sql('select attempt, signature, tx, cu_limit, cu_price::text, outcome from settlement_attempts where trade_id = ? order by attempt', [tradeId]);
-const tradeMessages = async (tradeId: string) => (await sql(
-  "select seq::int, type, payload from ledger_messages where market = ? and topic = 'trades' order by seq", [w.market.condition_id],
-)).filter((r) => (r.payload.trade?.id ?? r.payload.trade_id) === tradeId);
+const settled = (tradeId: string, status = 'CONFIRMED') =>
+  until(
+    async () => {
+      const t = await tradeOf(w.node.url, w.B, w.market.condition_id, tradeId);
+      return t?.status === status ? t : null;
+    },
+    30_000,
+    `trade ${tradeId} ${status}`,
+  );
+const attempts = (tradeId: string) =>
+  sql('select attempt, signature, tx, cu_limit, cu_price::text, outcome from settlement_attempts where trade_id = ? order by attempt', [
+    tradeId,
+  ]);
+const tradeMessages = async (tradeId: string) =>
+  (
+    await sql("select seq::int, type, payload from ledger_messages where market = ? and topic = 'trades' order by seq", [
+      w.market.condition_id,
+    ])
+  ).filter((r) => (r.payload.trade?.id ?? r.payload.trade_id) === tradeId);
 
 function snapshot() {
   const who = { alice: w.alice.publicKey, bob: w.bob.publicKey };
   const out: Record<string, bigint> = {};
-  for (const [n, pk] of Object.entries(who)) for (const [m, mint] of Object.entries({ c: w.collateral, yes: w.yes, no: w.no })) out[`${n}.${m}`] = w.bal(pk, mint);
+  for (const [n, pk] of Object.entries(who))
+    for (const [m, mint] of Object.entries({ c: w.collateral, yes: w.yes, no: w.no })) out[`${n}.${m}`] = w.bal(pk, mint);
   out.fee = w.bal(w.feeRecipient.publicKey, w.collateral);
   out.escrow = w.chain.tokenBalance(escrowOf({ collateralMint: w.collateral, delegate: w.delegate.publicKey }));
   return out;
 }
-const delta = (a: Record<string, bigint>, b: Record<string, bigint>) => Object.fromEntries(Object.keys(a).map((k) => [k, b[k] - a[k]]).filter(([, v]) => v !== 0n));
+const delta = (a: Record<string, bigint>, b: Record<string, bigint>) =>
+  Object.fromEntries(
+    Object.keys(a)
+      .map((k) => [k, b[k] - a[k]])
+      .filter(([, v]) => v !== 0n),
+  );
 
 test.serial('a confirmed trade moves exactly the right balances: COMPLEMENTARY, MINT and MERGE, fees included', async (t) => {
   const yes = w.yes.toBase58();
@@ -55,15 +75,25 @@ test.serial('a confirmed trade moves exactly the right balances: COMPLEMENTARY, 
   t.is(r1.body.status, 'matched');
   const t1 = await settled(r1.body.tradeIDs[0]);
   t.deepEqual(delta(before, snapshot()), {
-    'alice.c': 1_600_000n, 'alice.yes': -4n * U, 'bob.c': -1_616_000n, 'bob.yes': 4n * U, fee: 16_000n,
+    'alice.c': 1_600_000n,
+    'alice.yes': -4n * U,
+    'bob.c': -1_616_000n,
+    'bob.yes': 4n * U,
+    fee: 16_000n,
   });
   t.truthy(t1.transaction_hash);
   const got = await w.chain.connection().getTransaction(t1.transaction_hash, { maxSupportedTransactionVersion: 0 });
   t.is(got!.meta!.err, null);
-  t.deepEqual((await tradeMessages(t1.id)).map((m) => m.type), ['trade_matched', 'trade_mined', 'trade_confirmed']);
+  t.deepEqual(
+    (await tradeMessages(t1.id)).map((m) => m.type),
+    ['trade_matched', 'trade_mined', 'trade_confirmed'],
+  );
   await bobChannel.until((m) => m.event_type === 'trade' && m.id === t1.id && m.status === 'CONFIRMED');
-  t.deepEqual(bobChannel.messages.filter((m) => m.event_type === 'trade' && m.id === t1.id).map((m) => m.status), ['MATCHED', 'MINED', 'CONFIRMED'],
-    'the user channel carries the trade MATCHED → MINED → CONFIRMED, in order');
+  t.deepEqual(
+    bobChannel.messages.filter((m) => m.event_type === 'trade' && m.id === t1.id).map((m) => m.status),
+    ['MATCHED', 'MINED', 'CONFIRMED'],
+    'the user channel carries the trade MATCHED → MINED → CONFIRMED, in order',
+  );
 
   // MINT: Alice bids NO at 0.30, Bob buys YES at 0.70: a fresh pair from both sides' collateral
   before = snapshot();
@@ -72,7 +102,12 @@ test.serial('a confirmed trade moves exactly the right balances: COMPLEMENTARY, 
   const t2 = await settled(r2.body.tradeIDs[0]);
   t.is(t2.match_type, 'MINT');
   t.deepEqual(delta(before, snapshot()), {
-    'alice.c': -1_500_000n, 'alice.no': 5n * U, 'bob.c': -3_515_000n, 'bob.yes': 5n * U, fee: 15_000n, escrow: 5n * U,
+    'alice.c': -1_500_000n,
+    'alice.no': 5n * U,
+    'bob.c': -3_515_000n,
+    'bob.yes': 5n * U,
+    fee: 15_000n,
+    escrow: 5n * U,
   });
 
   // MERGE: Alice offers NO at 0.30, Bob sells YES at 0.70: the pair is burnt, the escrow pays out
@@ -82,7 +117,12 @@ test.serial('a confirmed trade moves exactly the right balances: COMPLEMENTARY, 
   const t3 = await settled(r3.body.tradeIDs[0]);
   t.is(t3.match_type, 'MERGE');
   t.deepEqual(delta(before, snapshot()), {
-    'alice.c': 1_500_000n, 'alice.no': -5n * U, 'bob.c': 3_485_000n, 'bob.yes': -5n * U, fee: 15_000n, escrow: -5n * U,
+    'alice.c': 1_500_000n,
+    'alice.no': -5n * U,
+    'bob.c': 3_485_000n,
+    'bob.yes': -5n * U,
+    fee: 15_000n,
+    escrow: -5n * U,
   });
   for (const id of [t1.id, t2.id, t3.id]) t.is((await attempts(id)).length, 1, 'one transaction each');
 });
@@ -109,10 +149,23 @@ test.serial('compute exhaustion: retried with the compute-unit limit and the fee
   t.is(b2.cuPrice, b1.cuPrice! * 2n);
   t.is(tr.transaction_hash, a[1].signature);
   // 0.55 × 2 = 1.1; fee 1% × 0.45 × 2 = 0.009: moved once
-  t.deepEqual(delta(before, snapshot()), { 'alice.c': 1_100_000n, 'alice.yes': -2n * U, 'bob.c': -1_109_000n, 'bob.yes': 2n * U, fee: 9_000n });
-  t.deepEqual((await tradeMessages(tr.id)).map((m) => m.type), ['trade_matched', 'trade_retrying', 'trade_mined', 'trade_confirmed']);
+  t.deepEqual(delta(before, snapshot()), {
+    'alice.c': 1_100_000n,
+    'alice.yes': -2n * U,
+    'bob.c': -1_109_000n,
+    'bob.yes': 2n * U,
+    fee: 9_000n,
+  });
+  t.deepEqual(
+    (await tradeMessages(tr.id)).map((m) => m.type),
+    ['trade_matched', 'trade_retrying', 'trade_mined', 'trade_confirmed'],
+  );
   await channel.until((m) => m.event_type === 'trade' && m.id === tr.id && m.status === 'CONFIRMED');
-  t.deepEqual(channel.messages.filter((m) => m.event_type === 'trade' && m.id === tr.id).map((m) => m.status), ['MATCHED', 'RETRYING', 'MINED', 'CONFIRMED'], 'the user channel says so too');
+  t.deepEqual(
+    channel.messages.filter((m) => m.event_type === 'trade' && m.id === tr.id).map((m) => m.status),
+    ['MATCHED', 'RETRYING', 'MINED', 'CONFIRMED'],
+    'the user channel says so too',
+  );
 });
 
 test.serial('a stuck transaction is re-executed with a fresh blockhash once its own expired', async (t) => {
@@ -122,7 +175,14 @@ test.serial('a stuck transaction is re-executed with a fresh blockhash once its 
   w.chain.faults.stickNext(1);
   const r = await place(w.B, order(w.bob, yes, 'BUY', '0.60', '3', { feeRateBps: 100 }));
   const id = r.body.tradeIDs[0];
-  const [stuck] = await until(async () => { const a = await attempts(id); return a.length ? a : null; }, 20_000, 'the first attempt');
+  const [stuck] = await until(
+    async () => {
+      const a = await attempts(id);
+      return a.length ? a : null;
+    },
+    20_000,
+    'the first attempt',
+  );
   await until(() => w.chain.chain.stuckSignatures().includes(stuck.signature), 5000, 'the fault to hold it');
   await new Promise((res) => setTimeout(res, 500)); // the executor re-sends the same bytes meanwhile: nothing lands
   t.is((await attempts(id)).length, 1);
@@ -132,12 +192,28 @@ test.serial('a stuck transaction is re-executed with a fresh blockhash once its 
   const a = await attempts(id);
   t.is(a.length, 2);
   t.is(a[0].outcome, 'expired');
-  t.not(VersionedTransaction.deserialize(Buffer.from(a[1].tx, 'base64')).message.recentBlockhash, VersionedTransaction.deserialize(Buffer.from(a[0].tx, 'base64')).message.recentBlockhash);
-  t.is((await w.chain.connection().getSignatureStatus(a[0].signature, { searchTransactionHistory: true })).value, null, 'the stuck one never landed');
+  t.not(
+    VersionedTransaction.deserialize(Buffer.from(a[1].tx, 'base64')).message.recentBlockhash,
+    VersionedTransaction.deserialize(Buffer.from(a[0].tx, 'base64')).message.recentBlockhash,
+  );
+  t.is(
+    (await w.chain.connection().getSignatureStatus(a[0].signature, { searchTransactionHistory: true })).value,
+    null,
+    'the stuck one never landed',
+  );
   t.is(tr.transaction_hash, a[1].signature);
-  t.deepEqual(delta(before, snapshot()), { 'alice.c': 1_800_000n, 'alice.yes': -3n * U, 'bob.c': -1_812_000n, 'bob.yes': 3n * U, fee: 12_000n });
+  t.deepEqual(delta(before, snapshot()), {
+    'alice.c': 1_800_000n,
+    'alice.yes': -3n * U,
+    'bob.c': -1_812_000n,
+    'bob.yes': 3n * U,
+    fee: 12_000n,
+  });
   const msgs = await tradeMessages(id);
-  t.deepEqual(msgs.map((m) => m.type), ['trade_matched', 'trade_retrying', 'trade_mined', 'trade_confirmed']);
+  t.deepEqual(
+    msgs.map((m) => m.type),
+    ['trade_matched', 'trade_retrying', 'trade_mined', 'trade_confirmed'],
+  );
   t.regex(msgs[1].payload.reason, /blockhash expired/);
 });
 
@@ -157,28 +233,51 @@ test.serial('a maker without allowance: FAILED, the order invalidated and off th
   const id = r.body.tradeIDs[0];
   const tr = await settled(id, 'FAILED');
   t.is(tr.status, 'FAILED');
-  const open = await until(async () => {
-    const o = (await call(w.node.url, 'GET', `/v1/open-orders/${makerId}`, { token: w.A })).body;
-    return o.status === 'INVALIDATED' ? o : null;
-  }, 20_000, 'the maker order invalidated');
+  const open = await until(
+    async () => {
+      const o = (await call(w.node.url, 'GET', `/v1/open-orders/${makerId}`, { token: w.A })).body;
+      return o.status === 'INVALIDATED' ? o : null;
+    },
+    20_000,
+    'the maker order invalidated',
+  );
   t.is(open.size_matched, '4');
   // The maker's user channel: the trade MATCHED then FAILED, and her order's placement, fill and invalidation.
   await channel.until((m) => m.event_type === 'trade' && m.id === id && m.status === 'FAILED');
-  t.deepEqual(channel.messages.filter((m) => m.event_type === 'trade' && m.id === id).map((m) => m.status), ['MATCHED', 'FAILED']);
+  t.deepEqual(
+    channel.messages.filter((m) => m.event_type === 'trade' && m.id === id).map((m) => m.status),
+    ['MATCHED', 'FAILED'],
+  );
   await channel.until((m) => m.event_type === 'order' && m.id === makerId && m.status === 'INVALIDATED');
   t.is((await call(w.node.url, 'GET', `/v1/orders/${makerId}`, { token: w.A })).status, 404, 'gone from the book');
   // the reservation is released: the wallet holds nothing for the order any more
-  await until(async () => {
-    const [s] = await sql("select state from actor_snapshots where kind = 'wallet' and key = ?", [w.alice.publicKey.toBase58()]);
-    return s && !s.state.reservations[makerId];
-  }, 20_000, 'the reservation released');
+  await until(
+    async () => {
+      const [s] = await sql("select state from actor_snapshots where kind = 'wallet' and key = ?", [w.alice.publicKey.toBase58()]);
+      return s && !s.state.reservations[makerId];
+    },
+    20_000,
+    'the reservation released',
+  );
   // nothing moved but the delegate's transaction fee
   t.deepEqual(delta(before, snapshot()), {});
-  const trades = await sql("select seq::int, type from ledger_messages where market = ? and topic = 'trades' order by seq", [w.market.condition_id]);
-  t.deepEqual(trades.map((m) => m.seq), trades.map((_, i) => i + 1), 'ledger.trades stays gap-free');
+  const trades = await sql("select seq::int, type from ledger_messages where market = ? and topic = 'trades' order by seq", [
+    w.market.condition_id,
+  ]);
+  t.deepEqual(
+    trades.map((m) => m.seq),
+    trades.map((_, i) => i + 1),
+    'ledger.trades stays gap-free',
+  );
   t.is((await tradeMessages(id)).at(-1)!.type, 'trade_failed');
-  const [failedAt] = await sql("select at from ledger_messages where market = ? and topic = 'trades' and type = 'trade_failed' and payload->>'trade_id' = ?", [w.market.condition_id, id]);
-  const [invalidAt] = await sql("select at from ledger_messages where market = ? and topic = 'orders' and type = 'order_invalidated' and payload->>'order_id' = ?", [w.market.condition_id, makerId]);
+  const [failedAt] = await sql(
+    "select at from ledger_messages where market = ? and topic = 'trades' and type = 'trade_failed' and payload->>'trade_id' = ?",
+    [w.market.condition_id, id],
+  );
+  const [invalidAt] = await sql(
+    "select at from ledger_messages where market = ? and topic = 'orders' and type = 'order_invalidated' and payload->>'order_id' = ?",
+    [w.market.condition_id, makerId],
+  );
   t.true(new Date(failedAt.at).getTime() <= new Date(invalidAt.at).getTime(), 'UpdateTrade(FAILED) first, then the size update');
   const [row] = await sql('select status, reconciled, culprits from settlements where trade_id = ?', [id]);
   t.like(row, { status: 'FAILED', reconciled: true });
@@ -204,32 +303,54 @@ test.serial('RPC errors on send and on status reads: the stored transaction is s
   t.deepEqual(delta(before, snapshot()), { 'alice.c': 350_000n, 'alice.yes': -1n * U, 'bob.c': -353_500n, 'bob.yes': 1n * U, fee: 3_500n });
 });
 
-test.serial('bounded attempts: compute exhausted every time → RETRYING, then FAILED; the resting orders involved are invalidated', async (t) => {
-  const yes = w.yes.toBase58();
-  const maker = await place(w.A, order(w.alice, yes, 'SELL', '0.65', '10'));
-  const before = snapshot();
-  w.chain.faults.exhaustCompute(5); // CLOB_SETTLEMENT_MAX_ATTEMPTS defaults to 5
-  const r = await place(w.B, order(w.bob, yes, 'BUY', '0.65', '3', { feeRateBps: 100 }));
-  const id = r.body.tradeIDs[0];
-  const tr = await settled(id, 'FAILED');
-  const a = await attempts(id);
-  t.is(a.length, 5);
-  t.true(a.every((x) => x.outcome === 'out_of_compute'));
-  t.deepEqual(a.map((x) => x.cu_limit), a.map((_, i) => a[0].cu_limit * 2 ** i), 'the limit doubles each time');
-  t.deepEqual(a.map((x) => BigInt(x.cu_price)), a.map((_, i) => BigInt(a[0].cu_price) * 2n ** BigInt(i)), 'and so does the fee');
-  t.is(tr.transaction_hash, a[4].signature);
-  const msgs = await tradeMessages(id);
-  t.deepEqual(msgs.map((m) => m.type), ['trade_matched', 'trade_retrying', 'trade_retrying', 'trade_retrying', 'trade_retrying', 'trade_failed']);
-  t.regex(msgs.at(-1)!.payload.reason, /gave up after 5 attempts: out of compute units/);
-  // no party to blame: every order of the trade that still rests is invalidated (the maker's 7 left)
-  const open = await until(async () => {
-    const o = (await call(w.node.url, 'GET', `/v1/open-orders/${maker.body.orderID}`, { token: w.A })).body;
-    return o.status === 'INVALIDATED' ? o : null;
-  }, 20_000, 'the maker order invalidated');
-  t.is(open.size_matched, '3');
-  t.is((await call(w.node.url, 'GET', `/v1/open-orders/${r.body.orderID}`, { token: w.B })).body.status, 'MATCHED', 'the filled taker order had nothing left to invalidate');
-  t.deepEqual(delta(before, snapshot()), {}, 'nothing moved');
-});
+test.serial(
+  'bounded attempts: compute exhausted every time → RETRYING, then FAILED; the resting orders involved are invalidated',
+  async (t) => {
+    const yes = w.yes.toBase58();
+    const maker = await place(w.A, order(w.alice, yes, 'SELL', '0.65', '10'));
+    const before = snapshot();
+    w.chain.faults.exhaustCompute(5); // CLOB_SETTLEMENT_MAX_ATTEMPTS defaults to 5
+    const r = await place(w.B, order(w.bob, yes, 'BUY', '0.65', '3', { feeRateBps: 100 }));
+    const id = r.body.tradeIDs[0];
+    const tr = await settled(id, 'FAILED');
+    const a = await attempts(id);
+    t.is(a.length, 5);
+    t.true(a.every((x) => x.outcome === 'out_of_compute'));
+    t.deepEqual(
+      a.map((x) => x.cu_limit),
+      a.map((_, i) => a[0].cu_limit * 2 ** i),
+      'the limit doubles each time',
+    );
+    t.deepEqual(
+      a.map((x) => BigInt(x.cu_price)),
+      a.map((_, i) => BigInt(a[0].cu_price) * 2n ** BigInt(i)),
+      'and so does the fee',
+    );
+    t.is(tr.transaction_hash, a[4].signature);
+    const msgs = await tradeMessages(id);
+    t.deepEqual(
+      msgs.map((m) => m.type),
+      ['trade_matched', 'trade_retrying', 'trade_retrying', 'trade_retrying', 'trade_retrying', 'trade_failed'],
+    );
+    t.regex(msgs.at(-1)!.payload.reason, /gave up after 5 attempts: out of compute units/);
+    // no party to blame: every order of the trade that still rests is invalidated (the maker's 7 left)
+    const open = await until(
+      async () => {
+        const o = (await call(w.node.url, 'GET', `/v1/open-orders/${maker.body.orderID}`, { token: w.A })).body;
+        return o.status === 'INVALIDATED' ? o : null;
+      },
+      20_000,
+      'the maker order invalidated',
+    );
+    t.is(open.size_matched, '3');
+    t.is(
+      (await call(w.node.url, 'GET', `/v1/open-orders/${r.body.orderID}`, { token: w.B })).body.status,
+      'MATCHED',
+      'the filled taker order had nothing left to invalidate',
+    );
+    t.deepEqual(delta(before, snapshot()), {}, 'nothing moved');
+  },
+);
 
 test.serial('ledger.trades on Kafka and over SSE: every status message once, seq gap-free and in order past 9', async (t) => {
   const { Kafka, logLevel } = await import('kafkajs');
@@ -239,8 +360,16 @@ test.serial('ledger.trades on Kafka and over SSE: every status message once, seq
   const m = w.market.condition_id;
   const stored = await sql("select seq::int, type from ledger_messages where market = ? and topic = 'trades' order by seq", [m]);
   t.true(stored.length >= 10, `${stored.length} messages`);
-  for (const type of ['trade_matched', 'trade_mined', 'trade_confirmed', 'trade_retrying', 'trade_failed']) t.true(stored.some((x) => x.type === type), type);
-  await until(async () => (await sql("select count(*)::int as n from ledger_messages where market = ? and not published", [m]))[0].n === 0, 20_000, 'the relay');
+  for (const type of ['trade_matched', 'trade_mined', 'trade_confirmed', 'trade_retrying', 'trade_failed'])
+    t.true(
+      stored.some((x) => x.type === type),
+      type,
+    );
+  await until(
+    async () => (await sql('select count(*)::int as n from ledger_messages where market = ? and not published', [m]))[0].n === 0,
+    20_000,
+    'the relay',
+  );
   const kafka = new Kafka({ brokers: [KAFKA_BROKERS], logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: `t-settle-${Date.now()}` });
   await consumer.connect();
@@ -248,14 +377,22 @@ test.serial('ledger.trades on Kafka and over SSE: every status message once, seq
   const got: any[] = [];
   await new Promise<void>((resolve) => {
     const stop = setTimeout(resolve, 15_000);
-    void consumer.run({ eachMessage: async ({ message }) => {
-      const v = JSON.parse(message.value!.toString());
-      if (v.market === m) got.push(v);
-      if (got.length >= stored.length) { clearTimeout(stop); resolve(); }
-    } });
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        const v = JSON.parse(message.value!.toString());
+        if (v.market === m) got.push(v);
+        if (got.length >= stored.length) {
+          clearTimeout(stop);
+          resolve();
+        }
+      },
+    });
   });
   await consumer.disconnect();
-  t.deepEqual(got.map((x) => [x.seq, x.type]), stored.map((x) => [x.seq, x.type]));
+  t.deepEqual(
+    got.map((x) => [x.seq, x.type]),
+    stored.map((x) => [x.seq, x.type]),
+  );
   const failed = got.find((x) => x.type === 'trade_failed');
   t.like(failed, { v: 1, status: 'FAILED' });
   t.truthy(failed.trade_id);
@@ -271,5 +408,8 @@ test.serial('ledger.trades on Kafka and over SSE: every status message once, seq
   }
   clearTimeout(timer);
   ac.abort();
-  t.deepEqual(seen, stored.map((x) => x.seq));
+  t.deepEqual(
+    seen,
+    stored.map((x) => x.seq),
+  );
 });

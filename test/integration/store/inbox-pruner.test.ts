@@ -23,7 +23,10 @@ test('pruning keeps what a replay, a retry or an unsent outbox message may still
   await c.query(`insert into consumer_offsets (group_id, topic, partition, next_offset, replay_from, owner, updated_at) values
     ('g', 'cmds', 0, 100, 50, 'n', now()), ('g2', 'cmds', 0, 120, null, 'n', now()), ('g', 'cmds', 1, 10, null, 'n', now())`);
   const row = (key: string, age: string, topic: string | null, partition: number | null, offset: number | null) =>
-    c.query(`insert into command_inbox (key, reply, source_topic, source_partition, source_offset, created_at) values ($1, '{}', $2, $3, $4, now() - $5::interval)`, [key, topic, partition, offset, age]);
+    c.query(
+      `insert into command_inbox (key, reply, source_topic, source_partition, source_offset, created_at) values ($1, '{}', $2, $3, $4, now() - $5::interval)`,
+      [key, topic, partition, offset, age],
+    );
   await row('old-before-replay', '1 hour', 'cmds', 0, 10); // pruned
   await row('old-after-replay', '1 hour', 'cmds', 0, 60); // a replay from 50 reads it again: kept
   await row('old-other-partition', '1 hour', 'cmds', 1, 9); // pruned (before next 10)
@@ -60,11 +63,17 @@ test('a rejected order leaves no inbox rows behind once their retention passed',
   const c = new pg.Client({ connectionString: w.node.config.databaseUrl });
   await c.connect();
   t.teardown(() => c.end());
-  const left = async () => Number((await c.query('select count(*) from command_inbox where key = any($1)',
-    [[`reserve:${idOf(tooBig)}`, `reserve:${idOf(noFee)}`, `reject:${idOf(noFee)}`]])).rows[0].count);
-  t.true(await left() >= 2, 'the rejected orders wrote inbox rows');
+  const left = async () =>
+    Number(
+      (
+        await c.query('select count(*) from command_inbox where key = any($1)', [
+          [`reserve:${idOf(tooBig)}`, `reserve:${idOf(noFee)}`, `reject:${idOf(noFee)}`],
+        ])
+      ).rows[0].count,
+    );
+  t.true((await left()) >= 2, 'the rejected orders wrote inbox rows');
   const deadline = Date.now() + 20_000;
-  while (await left() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  while ((await left()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
   t.is(await left(), 0, 'pruned after their retention');
   const total = Number((await c.query('select count(*) from command_inbox')).rows[0].count);
   t.true(total < 10, `the inbox does not keep growing (${total} rows)`);

@@ -13,13 +13,21 @@ test('fixture 03: 10 units on 0.5 and 0.4 with a 200 bps edge pay 49 units', (t)
 
 test('payout grows as the combined probability falls, and voiding legs never raises it', (t) => {
   const prob = fc.integer({ min: 1_000, max: 999_999 });
-  fc.assert(fc.property(fc.array(prob, { minLength: 2, maxLength: 8 }), fc.bigInt({ min: 1_000_000n, max: 1_000_000_000n }), fc.integer({ min: 0, max: 9_999 }), fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }), (ps, stake, edge, voided) => {
-    const combined = combinedProbability(ps);
-    const potential = payoutFor(stake, combined, edge);
-    if (potential === null) return true;
-    const status = ps.map((_, i) => (voided[i] ? 3 : 1));
-    const won = wonPayout(stake, potential, ps, status, edge);
-    return won <= potential && won >= 0n && potential >= (stake * BigInt(10_000 - edge)) / 10_000n;
-  }));
+  fc.assert(
+    fc.property(
+      fc.array(prob, { minLength: 2, maxLength: 8 }),
+      fc.bigInt({ min: 1_000_000n, max: 1_000_000_000n }),
+      fc.integer({ min: 0, max: 9_999 }),
+      fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+      (ps, stake, edge, voided) => {
+        const combined = combinedProbability(ps);
+        const potential = payoutFor(stake, combined, edge);
+        if (potential === null) return true;
+        const status = ps.map((_, i) => (voided[i] ? 3 : 1));
+        const won = wonPayout(stake, potential, ps, status, edge);
+        return won <= potential && won >= 0n && potential >= (stake * BigInt(10_000 - edge)) / 10_000n;
+      },
+    ),
+  );
   t.pass();
 });

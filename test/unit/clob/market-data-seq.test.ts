@@ -19,15 +19,58 @@ function actor() {
     for (const e of d.events) s = D.evolve(s, e);
     return d.reply;
   };
-  send({ type: 'ConfigureMarket', now: 0, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', taker_fee_bps: 0, start_time: 10_000, delay_ms: 5_000 } });
-  return { send, get s() { return s; }, set s(v) { s = v; } };
+  send({
+    type: 'ConfigureMarket',
+    now: 0,
+    market: {
+      condition_id: MKT,
+      yes_token_id: YES,
+      no_token_id: NO,
+      tick_size: '0.01',
+      min_size: '1',
+      taker_fee_bps: 0,
+      start_time: 10_000,
+      delay_ms: 5_000,
+    },
+  });
+  return {
+    send,
+    get s() {
+      return s;
+    },
+    set s(v) {
+      s = v;
+    },
+  };
 }
 
 let n = 0;
-const place = (a: ReturnType<typeof actor>, maker: string, token: string, side: 'BUY' | 'SELL', price: number, size: number, o: { now?: number; type?: string } = {}) =>
+const place = (
+  a: ReturnType<typeof actor>,
+  maker: string,
+  token: string,
+  side: 'BUY' | 'SELL',
+  price: number,
+  size: number,
+  o: { now?: number; type?: string } = {},
+) =>
   a.send({
-    type: 'PlaceOrder', now: o.now ?? 1_000, mintMerge: true, distortionBound: 1_000_000,
-    order: { hash: `0x${(++n).toString(16).padStart(64, '0')}`, maker, tokenId: token, side, price, size: String(size * 1_000_000), feeRateBps: 0, expiration: 0, orderType: o.type ?? 'GTC', createdAt: 1_000 },
+    type: 'PlaceOrder',
+    now: o.now ?? 1_000,
+    mintMerge: true,
+    distortionBound: 1_000_000,
+    order: {
+      hash: `0x${(++n).toString(16).padStart(64, '0')}`,
+      maker,
+      tokenId: token,
+      side,
+      price,
+      size: String(size * 1_000_000),
+      feeRateBps: 0,
+      expiration: 0,
+      orderType: o.type ?? 'GTC',
+      createdAt: 1_000,
+    },
   });
 const read = (a: ReturnType<typeof actor>) => a.send({ type: 'ReadBook', mintMerge: true });
 
@@ -60,21 +103,39 @@ test('seq: one step per change of the resting book, none for reads, rejections o
 });
 
 test('depth with mint/merge on: the YES and NO views mirror, and hold every resting order once', (t) => {
-  const arb = fc.array(fc.record({ maker: fc.constantFrom('a', 'b', 'c'), yes: fc.boolean(), buy: fc.boolean(), tick: fc.integer({ min: 1, max: 99 }), size: fc.integer({ min: 1, max: 20 }) }), { maxLength: 40 });
-  fc.assert(fc.property(arb, (orders) => {
-    const a = actor();
-    for (const o of orders) place(a, o.maker, o.yes ? YES : NO, o.buy ? 'BUY' : 'SELL', o.tick * 10_000, o.size);
-    const r = read(a);
-    const flip = (l: [number, string][]) => l.map(([p, s]) => [1_000_000 - p, s]);
-    t.deepEqual(flip(r.yes.bids), r.no.asks);
-    t.deepEqual(flip(r.yes.asks), r.no.bids);
-    for (const v of [r.yes, r.no]) {
-      t.true(v.bids.every((x: any, i: number) => i === 0 || v.bids[i - 1][0] > x[0]), 'bids strictly descending');
-      t.true(v.asks.every((x: any, i: number) => i === 0 || v.asks[i - 1][0] < x[0]), 'asks strictly ascending');
-    }
-    let resting = 0n;
-    for (const o of a.s.orders.values()) if (o.booked) resting += o.remaining;
-    const total = [...r.yes.bids, ...r.yes.asks].reduce((x: bigint, [, s]: any) => x + BigInt(s), 0n);
-    t.is(total, resting);
-  }), { numRuns: 200 });
+  const arb = fc.array(
+    fc.record({
+      maker: fc.constantFrom('a', 'b', 'c'),
+      yes: fc.boolean(),
+      buy: fc.boolean(),
+      tick: fc.integer({ min: 1, max: 99 }),
+      size: fc.integer({ min: 1, max: 20 }),
+    }),
+    { maxLength: 40 },
+  );
+  fc.assert(
+    fc.property(arb, (orders) => {
+      const a = actor();
+      for (const o of orders) place(a, o.maker, o.yes ? YES : NO, o.buy ? 'BUY' : 'SELL', o.tick * 10_000, o.size);
+      const r = read(a);
+      const flip = (l: [number, string][]) => l.map(([p, s]) => [1_000_000 - p, s]);
+      t.deepEqual(flip(r.yes.bids), r.no.asks);
+      t.deepEqual(flip(r.yes.asks), r.no.bids);
+      for (const v of [r.yes, r.no]) {
+        t.true(
+          v.bids.every((x: any, i: number) => i === 0 || v.bids[i - 1][0] > x[0]),
+          'bids strictly descending',
+        );
+        t.true(
+          v.asks.every((x: any, i: number) => i === 0 || v.asks[i - 1][0] < x[0]),
+          'asks strictly ascending',
+        );
+      }
+      let resting = 0n;
+      for (const o of a.s.orders.values()) if (o.booked) resting += o.remaining;
+      const total = [...r.yes.bids, ...r.yes.asks].reduce((x: bigint, [, s]: any) => x + BigInt(s), 0n);
+      t.is(total, resting);
+    }),
+    { numRuns: 200 },
+  );
 });

@@ -6,12 +6,27 @@ import test from 'ava';
 import { Keypair } from '@solana/web3.js';
 import { MAX_COMPUTE_UNITS } from '../../../src/chain/settlement-tx.ts';
 import {
-  MAX_CREATION_CU_FACTOR, culpritsOf, decide, decideCreations, outOfCompute, type Action, type Need, type Observations, type SettlementView,
+  MAX_CREATION_CU_FACTOR,
+  culpritsOf,
+  decide,
+  decideCreations,
+  outOfCompute,
+  type Action,
+  type Need,
+  type Observations,
+  type SettlementView,
 } from '../../../src/settlement/decider.ts';
 
 const ORDERS = ['taker', 'maker1', 'maker2', 'maker1'];
 const BLAME = [null, 'maker1', null, 'maker2', 'taker', null]; // instruction − 2 → its party's order
-const row = (o: Partial<SettlementView> = {}): SettlementView => ({ status: 'MATCHED', reconciled: false, cuLimit: 0, cuPrice: 1000n, blame: [], ...o });
+const row = (o: Partial<SettlementView> = {}): SettlementView => ({
+  status: 'MATCHED',
+  reconciled: false,
+  cuLimit: 0,
+  cuPrice: 1000n,
+  blame: [],
+  ...o,
+});
 const att = (attempt: number, lastValidBlockHeight = 100) => ({ attempt, signature: `sig${attempt}`, lastValidBlockHeight });
 const given = (o: Partial<Observations> = {}): Observations => ({ row: row(), attempts: [], orders: ORDERS, maxAttempts: 5, ...o });
 const pk = () => Keypair.generate().publicKey;
@@ -46,19 +61,22 @@ function step(obs: Observations, answers: Answers): { looked: Need[]; actions: A
 const cases: { name: string; given: Observations; answers: Answers; looks: Need[]; then: Action[] }[] = [
   {
     name: 'first send: accounts there, a new attempt signed with an estimated limit and the configured fee',
-    given: given(), answers: { missing: [], build: { ok: true } },
+    given: given(),
+    answers: { missing: [], build: { ok: true } },
     looks: ['accounts', 'build'],
     then: [{ type: 'send', attempt: 1, status: 'MATCHED', cuLimit: null, cuPrice: 1000n }],
   },
   {
     name: 'first send, an account missing: prepare it, no attempt and no status',
-    given: given(), answers: { missing: [missingAccount] },
+    given: given(),
+    answers: { missing: [missingAccount] },
     looks: ['accounts'],
     then: [{ type: 'prepare', missing: [missingAccount] }],
   },
   {
     name: 'landed, not finalized → MINED',
-    given: given({ attempts: [att(1)] }), answers: { chain: { height: 50, statuses: [{ err: null, finalized: false }] } },
+    given: given({ attempts: [att(1)] }),
+    answers: { chain: { height: 50, statuses: [{ err: null, finalized: false }] } },
     looks: ['chain'],
     then: [
       { type: 'landed', attempt: 1, signature: 'sig1', finalized: false },
@@ -67,7 +85,8 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
   },
   {
     name: 'landed and finalized at once → MINED and CONFIRMED',
-    given: given({ attempts: [att(1)] }), answers: { chain: { height: 50, statuses: [{ err: null, finalized: true }] } },
+    given: given({ attempts: [att(1)] }),
+    answers: { chain: { height: 50, statuses: [{ err: null, finalized: true }] } },
     looks: ['chain'],
     then: [
       { type: 'landed', attempt: 1, signature: 'sig1', finalized: true },
@@ -77,7 +96,8 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
   },
   {
     name: 'MINED before, finalized now → CONFIRMED only',
-    given: given({ row: row({ status: 'MINED', cuLimit: 9000 }), attempts: [att(1)] }), answers: { chain: { height: 50, statuses: [{ err: null, finalized: true }] } },
+    given: given({ row: row({ status: 'MINED', cuLimit: 9000 }), attempts: [att(1)] }),
+    answers: { chain: { height: 50, statuses: [{ err: null, finalized: true }] } },
     looks: ['chain'],
     then: [
       { type: 'landed', attempt: 1, signature: 'sig1', finalized: true },
@@ -86,7 +106,8 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
   },
   {
     name: 'MINED before, not finalized yet → nothing new to report',
-    given: given({ row: row({ status: 'MINED', cuLimit: 9000 }), attempts: [att(1)] }), answers: { chain: { height: 50, statuses: [{ err: null, finalized: false }] } },
+    given: given({ row: row({ status: 'MINED', cuLimit: 9000 }), attempts: [att(1)] }),
+    answers: { chain: { height: 50, statuses: [{ err: null, finalized: false }] } },
     looks: ['chain'],
     then: [{ type: 'landed', attempt: 1, signature: 'sig1', finalized: false }],
   },
@@ -125,7 +146,8 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
   },
   {
     name: 'not landed, blockhash still valid → the same bytes again, nothing recorded',
-    given: given({ row: row({ cuLimit: 9000 }), attempts: [att(1, 100)] }), answers: { chain: { height: 100, statuses: [null] } },
+    given: given({ row: row({ cuLimit: 9000 }), attempts: [att(1, 100)] }),
+    answers: { chain: { height: 100, statuses: [null] } },
     looks: ['chain'],
     then: [{ type: 'resend', attempt: 1, signature: 'sig1' }],
   },
@@ -136,7 +158,13 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
     looks: ['chain', 'accounts', 'build'],
     then: [
       { type: 'mark', attempt: 1, outcome: 'expired' },
-      { type: 'report', status: 'RETRYING', transactionHash: 'sig1', attempt: 1, reason: 'blockhash expired before the transaction landed' },
+      {
+        type: 'report',
+        status: 'RETRYING',
+        transactionHash: 'sig1',
+        attempt: 1,
+        reason: 'blockhash expired before the transaction landed',
+      },
       { type: 'send', attempt: 2, status: 'RETRYING', cuLimit: 9000, cuPrice: 1000n },
     ],
   },
@@ -145,7 +173,10 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
     given: given({ row: row({ cuLimit: 9000 }), attempts: [att(1, 100)] }),
     answers: { chain: { height: 101, statuses: [null] }, missing: [missingAccount] },
     looks: ['chain', 'accounts'],
-    then: [{ type: 'mark', attempt: 1, outcome: 'expired' }, { type: 'prepare', missing: [missingAccount] }],
+    then: [
+      { type: 'mark', attempt: 1, outcome: 'expired' },
+      { type: 'prepare', missing: [missingAccount] },
+    ],
   },
   {
     name: 'max attempts reached → FAILED, every order of the trade (once each)',
@@ -154,7 +185,13 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
     looks: ['chain'],
     then: [
       { type: 'mark', attempt: 5, outcome: 'expired' },
-      { type: 'fail', reason: 'gave up after 5 attempts: blockhash expired before the transaction landed', orders: ['taker', 'maker1', 'maker2'], transactionHash: 'sig5', attempt: 5 },
+      {
+        type: 'fail',
+        reason: 'gave up after 5 attempts: blockhash expired before the transaction landed',
+        orders: ['taker', 'maker1', 'maker2'],
+        transactionHash: 'sig5',
+        attempt: 5,
+      },
     ],
   },
   {
@@ -164,17 +201,32 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
     looks: ['chain', 'logs'],
     then: [
       { type: 'mark', attempt: 1, outcome: 'out_of_compute' },
-      { type: 'fail', reason: 'gave up after 1 attempts: out of compute units', orders: ['taker', 'maker1', 'maker2'], transactionHash: 'sig1', attempt: 1 },
+      {
+        type: 'fail',
+        reason: 'gave up after 1 attempts: out of compute units',
+        orders: ['taker', 'maker1', 'maker2'],
+        transactionHash: 'sig1',
+        attempt: 1,
+      },
     ],
   },
   {
-    name: 'a wallet\'s instruction failed (no allowance) → FAILED, only its order invalidated',
+    name: "a wallet's instruction failed (no allowance) → FAILED, only its order invalidated",
     given: given({ row: row({ cuLimit: 9000, blame: BLAME }), attempts: [att(1)] }),
-    answers: { chain: { height: 50, statuses: [{ err: NO_ALLOWANCE, finalized: false }] }, logs: ['Program log: Error: owner does not match'] },
+    answers: {
+      chain: { height: 50, statuses: [{ err: NO_ALLOWANCE, finalized: false }] },
+      logs: ['Program log: Error: owner does not match'],
+    },
     looks: ['chain', 'logs'],
     then: [
       { type: 'mark', attempt: 1, outcome: 'failed' },
-      { type: 'fail', reason: `settlement transaction failed: ${JSON.stringify(NO_ALLOWANCE)}`, orders: ['maker2'], transactionHash: 'sig1', attempt: 1 },
+      {
+        type: 'fail',
+        reason: `settlement transaction failed: ${JSON.stringify(NO_ALLOWANCE)}`,
+        orders: ['maker2'],
+        transactionHash: 'sig1',
+        attempt: 1,
+      },
     ],
   },
   {
@@ -184,7 +236,13 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
     looks: ['chain', 'logs'],
     then: [
       { type: 'mark', attempt: 1, outcome: 'failed' },
-      { type: 'fail', reason: 'settlement transaction failed: {"InstructionError":[4,{"Custom":1}]}', orders: ['taker', 'maker1', 'maker2'], transactionHash: 'sig1', attempt: 1 },
+      {
+        type: 'fail',
+        reason: 'settlement transaction failed: {"InstructionError":[4,{"Custom":1}]}',
+        orders: ['taker', 'maker1', 'maker2'],
+        transactionHash: 'sig1',
+        attempt: 1,
+      },
     ],
   },
   {
@@ -194,14 +252,29 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
     looks: ['chain', 'logs'],
     then: [
       { type: 'mark', attempt: 1, outcome: 'failed' },
-      { type: 'fail', reason: 'settlement transaction failed: "InsufficientFundsForFee"', orders: ['taker', 'maker1', 'maker2'], transactionHash: 'sig1', attempt: 1 },
+      {
+        type: 'fail',
+        reason: 'settlement transaction failed: "InsufficientFundsForFee"',
+        orders: ['taker', 'maker1', 'maker2'],
+        transactionHash: 'sig1',
+        attempt: 1,
+      },
     ],
   },
   {
     name: 'the transaction cannot be built (too big) → FAILED, every order',
-    given: given(), answers: { missing: [], build: { ok: false, error: 'encoding overruns Uint8Array' } },
+    given: given(),
+    answers: { missing: [], build: { ok: false, error: 'encoding overruns Uint8Array' } },
     looks: ['accounts', 'build'],
-    then: [{ type: 'fail', reason: 'settlement transaction cannot be built: encoding overruns Uint8Array', orders: ['taker', 'maker1', 'maker2'], transactionHash: '', attempt: 0 }],
+    then: [
+      {
+        type: 'fail',
+        reason: 'settlement transaction cannot be built: encoding overruns Uint8Array',
+        orders: ['taker', 'maker1', 'maker2'],
+        transactionHash: '',
+        attempt: 0,
+      },
+    ],
   },
   {
     name: 'a retry that cannot be built → RETRYING, then FAILED',
@@ -210,21 +283,49 @@ const cases: { name: string; given: Observations; answers: Answers; looks: Need[
     looks: ['chain', 'accounts', 'build'],
     then: [
       { type: 'mark', attempt: 1, outcome: 'expired' },
-      { type: 'report', status: 'RETRYING', transactionHash: 'sig1', attempt: 1, reason: 'blockhash expired before the transaction landed' },
-      { type: 'fail', reason: 'settlement transaction cannot be built: too big', orders: ['taker', 'maker1', 'maker2'], transactionHash: '', attempt: 1 },
+      {
+        type: 'report',
+        status: 'RETRYING',
+        transactionHash: 'sig1',
+        attempt: 1,
+        reason: 'blockhash expired before the transaction landed',
+      },
+      {
+        type: 'fail',
+        reason: 'settlement transaction cannot be built: too big',
+        orders: ['taker', 'maker1', 'maker2'],
+        transactionHash: '',
+        attempt: 1,
+      },
     ],
   },
-  { name: 'already CONFIRMED → nothing, no look-up', given: given({ row: row({ status: 'CONFIRMED', reconciled: true }), attempts: [att(1)] }), answers: {}, looks: [], then: [] },
-  { name: 'FAILED and its orders invalidated → nothing, no look-up', given: given({ row: row({ status: 'FAILED', reconciled: true, blame: ['maker2'] }) }), answers: {}, looks: [], then: [] },
+  {
+    name: 'already CONFIRMED → nothing, no look-up',
+    given: given({ row: row({ status: 'CONFIRMED', reconciled: true }), attempts: [att(1)] }),
+    answers: {},
+    looks: [],
+    then: [],
+  },
+  {
+    name: 'FAILED and its orders invalidated → nothing, no look-up',
+    given: given({ row: row({ status: 'FAILED', reconciled: true, blame: ['maker2'] }) }),
+    answers: {},
+    looks: [],
+    then: [],
+  },
   {
     name: 'FAILED, the ledger not there yet → wait',
-    given: given({ row: row({ status: 'FAILED', blame: ['maker2'] }) }), answers: { ledgerFailed: false },
-    looks: ['ledger'], then: [{ type: 'wait' }],
+    given: given({ row: row({ status: 'FAILED', blame: ['maker2'] }) }),
+    answers: { ledgerFailed: false },
+    looks: ['ledger'],
+    then: [{ type: 'wait' }],
   },
   {
     name: 'FAILED on the ledger → invalidate the orders it blamed',
-    given: given({ row: row({ status: 'FAILED', blame: ['maker2', null, 'taker'] as any }) }), answers: { ledgerFailed: true },
-    looks: ['ledger'], then: [{ type: 'invalidate', orders: ['maker2', 'taker'] }],
+    given: given({ row: row({ status: 'FAILED', blame: ['maker2', null, 'taker'] as any }) }),
+    answers: { ledgerFailed: true },
+    looks: ['ledger'],
+    then: [{ type: 'invalidate', orders: ['maker2', 'taker'] }],
   },
 ];
 
@@ -243,7 +344,10 @@ test('decide: the block height and statuses are looked up first, and only when t
 
 test('decide: the build look-up carries the limit and fee to sign with', (t) => {
   const r = step(given({ row: row({ cuLimit: 9000, cuPrice: 1000n }), attempts: [att(1)] }), {
-    chain: { height: 50, statuses: [{ err: OOC, finalized: false }] }, logs: OOC_LOGS, missing: [], build: { ok: true },
+    chain: { height: 50, statuses: [{ err: OOC, finalized: false }] },
+    logs: OOC_LOGS,
+    missing: [],
+    build: { ok: true },
   });
   t.deepEqual(r.build, { type: 'observe', need: 'build', cuLimit: 18_000, cuPrice: 2000n });
 });
@@ -253,23 +357,38 @@ test('decide: the build look-up carries the limit and fee to sign with', (t) => 
 // the height was read); and a landed one is never followed by anything but recording it.
 test('decide: never a new attempt while one landed or the latest can still land', (t) => {
   const kinds = ['landed', 'in flight', 'expired', 'out of compute', 'failed'] as const;
-  const status = (k: typeof kinds[number]) => (k === 'landed' ? { err: null, finalized: false }
-    : k === 'out of compute' ? { err: OOC, finalized: false } : k === 'failed' ? { err: NO_ALLOWANCE, finalized: false } : null);
+  const status = (k: (typeof kinds)[number]) =>
+    k === 'landed'
+      ? { err: null, finalized: false }
+      : k === 'out of compute'
+        ? { err: OOC, finalized: false }
+        : k === 'failed'
+          ? { err: NO_ALLOWANCE, finalized: false }
+          : null;
   let checked = 0;
-  for (const early of kinds) for (const late of kinds) {
-    // attempt 1 expired at 100, attempt 2 valid until 200 unless it is the expired kind
-    const attempts = [att(1, 100), att(2, late === 'expired' ? 100 : 200)];
-    const statuses = [early === 'in flight' || early === 'expired' ? null : status(early), status(late)];
-    const r = step(given({ row: row({ cuLimit: 9000, blame: BLAME }), attempts, maxAttempts: 9 }), {
-      chain: { height: 150, statuses }, logs: late === 'out of compute' ? OOC_LOGS : [], missing: [], build: { ok: true },
-    });
-    const sends = r.actions.filter((a) => a.type === 'send');
-    const anyLanded = early === 'landed' || late === 'landed';
-    if (anyLanded) t.is(r.actions[0].type, 'landed', `${early}/${late}`);
-    if (anyLanded || late === 'in flight' || late === 'failed') t.is(sends.length, 0, `${early}/${late}: no new attempt`);
-    else t.deepEqual(sends.map((a) => (a as any).attempt), [3], `${early}/${late}: one new attempt`);
-    checked++;
-  }
+  for (const early of kinds)
+    for (const late of kinds) {
+      // attempt 1 expired at 100, attempt 2 valid until 200 unless it is the expired kind
+      const attempts = [att(1, 100), att(2, late === 'expired' ? 100 : 200)];
+      const statuses = [early === 'in flight' || early === 'expired' ? null : status(early), status(late)];
+      const r = step(given({ row: row({ cuLimit: 9000, blame: BLAME }), attempts, maxAttempts: 9 }), {
+        chain: { height: 150, statuses },
+        logs: late === 'out of compute' ? OOC_LOGS : [],
+        missing: [],
+        build: { ok: true },
+      });
+      const sends = r.actions.filter((a) => a.type === 'send');
+      const anyLanded = early === 'landed' || late === 'landed';
+      if (anyLanded) t.is(r.actions[0].type, 'landed', `${early}/${late}`);
+      if (anyLanded || late === 'in flight' || late === 'failed') t.is(sends.length, 0, `${early}/${late}: no new attempt`);
+      else
+        t.deepEqual(
+          sends.map((a) => (a as any).attempt),
+          [3],
+          `${early}/${late}: one new attempt`,
+        );
+      checked++;
+    }
   t.is(checked, 25);
 });
 
@@ -282,7 +401,7 @@ test('outOfCompute reads the error and the logs as the SVM reports them', (t) =>
   t.true(outOfCompute('InsufficientFundsForFee', ['Computational budget exceeded']));
 });
 
-test('culpritsOf: the failing instruction\'s party, else every order once', (t) => {
+test("culpritsOf: the failing instruction's party, else every order once", (t) => {
   t.deepEqual(culpritsOf(NO_ALLOWANCE, BLAME, ORDERS), ['maker2']);
   t.deepEqual(culpritsOf({ InstructionError: [3, { Custom: 1 }] }, BLAME, ORDERS), ['maker1']);
   t.deepEqual(culpritsOf({ InstructionError: [0, { Custom: 1 }] }, BLAME, ORDERS), ['taker', 'maker1', 'maker2'], 'a budget instruction');
@@ -290,27 +409,45 @@ test('culpritsOf: the failing instruction\'s party, else every order once', (t) 
   t.deepEqual(culpritsOf('AccountInUse', BLAME, ORDERS), ['taker', 'maker1', 'maker2']);
 });
 
-const creationCases: { name: string; sent?: Parameters<typeof decideCreations>[0]; chain?: Parameters<typeof decideCreations>[1]; then: ReturnType<typeof decideCreations> }[] = [
-  { name: 'none sent from here (or a restart forgot them) → create, normal limit, no look-up', then: { type: 'create', cuFactor: 1, afterFailure: null } },
+const creationCases: {
+  name: string;
+  sent?: Parameters<typeof decideCreations>[0];
+  chain?: Parameters<typeof decideCreations>[1];
+  then: ReturnType<typeof decideCreations>;
+}[] = [
+  {
+    name: 'none sent from here (or a restart forgot them) → create, normal limit, no look-up',
+    then: { type: 'create', cuFactor: 1, afterFailure: null },
+  },
   { name: 'sent, not looked at yet → look', sent: { cuFactor: 1, lastValidBlockHeight: 100, count: 2 }, then: { type: 'observe' } },
   {
     name: 'sent, still valid, one seen → the other sent again, nothing new',
-    sent: { cuFactor: 1, lastValidBlockHeight: 100, count: 2 }, chain: { height: 100, statuses: [{ err: null, finalized: false }, null] },
+    sent: { cuFactor: 1, lastValidBlockHeight: 100, count: 2 },
+    chain: { height: 100, statuses: [{ err: null, finalized: false }, null] },
     then: { type: 'resend', indexes: [1] },
   },
   {
     name: 'sent, expired unseen → new ones with the same limit',
-    sent: { cuFactor: 2, lastValidBlockHeight: 100, count: 1 }, chain: { height: 101, statuses: [null] },
+    sent: { cuFactor: 2, lastValidBlockHeight: 100, count: 1 },
+    chain: { height: 101, statuses: [null] },
     then: { type: 'create', cuFactor: 2, afterFailure: null },
   },
   {
     name: 'one failed on chain → new ones with twice the limit, even while valid',
-    sent: { cuFactor: 2, lastValidBlockHeight: 100, count: 2 }, chain: { height: 50, statuses: [{ err: null, finalized: true }, { err: OOC, finalized: false }] },
+    sent: { cuFactor: 2, lastValidBlockHeight: 100, count: 2 },
+    chain: {
+      height: 50,
+      statuses: [
+        { err: null, finalized: true },
+        { err: OOC, finalized: false },
+      ],
+    },
     then: { type: 'create', cuFactor: 4, afterFailure: OOC },
   },
   {
     name: 'failed again at the ceiling → the factor stays at its most',
-    sent: { cuFactor: MAX_CREATION_CU_FACTOR, lastValidBlockHeight: 100, count: 1 }, chain: { height: 50, statuses: [{ err: OOC, finalized: false }] },
+    sent: { cuFactor: MAX_CREATION_CU_FACTOR, lastValidBlockHeight: 100, count: 1 },
+    chain: { height: 50, statuses: [{ err: OOC, finalized: false }] },
     then: { type: 'create', cuFactor: MAX_CREATION_CU_FACTOR, afterFailure: OOC },
   },
 ];

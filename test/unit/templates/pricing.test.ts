@@ -8,7 +8,11 @@ import { etagMatches } from '../../../src/http/routes/templates.ts';
 import { DomainError } from '../../../src/errors.ts';
 
 const m = { yes_token_id: 'YES', no_token_id: 'NO', reference_price: 550_000 };
-const q = (yes: [number | null, number | null], no: [number | null, number | null] = [null, null], last: { asset_id: string; price: number } | null = null) => ({
+const q = (
+  yes: [number | null, number | null],
+  no: [number | null, number | null] = [null, null],
+  last: { asset_id: string; price: number } | null = null,
+) => ({
   yes: { bid: yes[0] === null ? null : { price: yes[0] }, ask: yes[1] === null ? null : { price: yes[1] } },
   no: { bid: no[0] === null ? null : { price: no[0] }, ask: no[1] === null ? null : { price: no[1] } },
   last,
@@ -17,7 +21,11 @@ const q = (yes: [number | null, number | null], no: [number | null, number | nul
 test('leg probability: midpoint of best bid and ask of the selected outcome', (t) => {
   t.deepEqual(legProbability(q([400_000, 600_000]), m, 'YES', false), { probability: 500_000, source: 'midpoint' });
   t.deepEqual(legProbability(q([410_000, 440_000]), m, 'YES', false), { probability: 425_000, source: 'midpoint' });
-  t.deepEqual(legProbability(q([400_001, 400_002]), m, 'YES', false), { probability: 400_002, source: 'midpoint' }, 'half a micro rounds up');
+  t.deepEqual(
+    legProbability(q([400_001, 400_002]), m, 'YES', false),
+    { probability: 400_002, source: 'midpoint' },
+    'half a micro rounds up',
+  );
   t.deepEqual(legProbability(q([null, null], [300_000, 350_000]), m, 'NO', false), { probability: 325_000, source: 'midpoint' });
 });
 
@@ -46,7 +54,12 @@ test('combined probability and payout are the program arithmetic (fixture: 0.5 Ã
   t.is(payoutFor(10_000_000n, 200_000_000_000n, 200), 49_000_000n);
   t.is(payoutFor(1_000_000n, 200_000_000_000n, 200), 4_900_000n);
   t.is(payoutFor(1_000_000n, 0n, 200), null);
-  for (const probs of [[500_000, 300_000, 200_000], [333_333, 777_777], [1, 999_999, 123_457], [999_999, 999_999, 999_999, 999_999]]) {
+  for (const probs of [
+    [500_000, 300_000, 200_000],
+    [333_333, 777_777],
+    [1, 999_999, 123_457],
+    [999_999, 999_999, 999_999, 999_999],
+  ]) {
     const c = combinedProbability(probs);
     t.is(c, programMath.combinedProbability(probs));
     for (const edge of [0, 200, 9_999]) t.is(payoutFor(7_654_321n, c, edge), programMath.payoutFor(7_654_321n, c, edge));
@@ -67,7 +80,11 @@ test('template bodies: rules and clear messages', (t) => {
   t.true(ok.is_active);
   t.deepEqual(ok.legs[1], { condition_id: NO_LEG.condition_id, selected_outcome: 'NO' });
   t.deepEqual(ok.legs[2], { ...DEMO, probability: 350_000 });
-  const msg = (body: unknown) => { const r = templateCreate.safeParse(body); t.false(r.success, JSON.stringify(body)); return r.success ? '' : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '); };
+  const msg = (body: unknown) => {
+    const r = templateCreate.safeParse(body);
+    t.false(r.success, JSON.stringify(body));
+    return r.success ? '' : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  };
   t.regex(msg({ legs: [YES_LEG, NO_LEG] }), /name/);
   t.regex(msg({ name: 'x', legs: [YES_LEG] }), /at least 2 legs/);
   t.regex(msg({ name: 'x', legs: [YES_LEG, { ...YES_LEG, selected_outcome: 'NO' }] }), /same market appears twice/);
@@ -88,12 +105,22 @@ test('template bodies: rules and clear messages', (t) => {
 });
 
 test('demo legs are never submittable', (t) => {
-  const e = t.throws(() => assertSubmittable([{ demo: false, market_id: 101 }, { demo: true, market_id: -7 }]));
+  const e = t.throws(() =>
+    assertSubmittable([
+      { demo: false, market_id: 101 },
+      { demo: true, market_id: -7 },
+    ]),
+  );
   t.true(e instanceof DomainError);
   t.is((e as DomainError).kind, 'invalid', 'answered 400 by the front door');
   t.is((e as DomainError).code, 'demo_leg');
   t.regex(e!.message, /leg 1 is a demo leg \(market -7\)/);
-  t.notThrows(() => assertSubmittable([{ demo: false, market_id: 101 }, { demo: false, market_id: 102 }]));
+  t.notThrows(() =>
+    assertSubmittable([
+      { demo: false, market_id: 101 },
+      { demo: false, market_id: 102 },
+    ]),
+  );
 });
 
 test('If-None-Match: strong, weak, lists and *', (t) => {

@@ -24,6 +24,11 @@ test('decimals to micro-units: bounded, exact, null when not one', (t) => {
 });
 
 test('round trip: every micro amount survives both ways', (t) => {
-  fc.assert(fc.property(fc.bigInt({ min: -(10n ** 24n - 1n), max: 10n ** 24n - 1n }), (n) => decimalToMicro(microToDecimal(n), { negative: true }) === n));
+  fc.assert(
+    fc.property(
+      fc.bigInt({ min: -(10n ** 24n - 1n), max: 10n ** 24n - 1n }),
+      (n) => decimalToMicro(microToDecimal(n), { negative: true }) === n,
+    ),
+  );
   t.pass();
 });

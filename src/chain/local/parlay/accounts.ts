@@ -4,9 +4,22 @@ import { ACCOUNT_SIZE, AccountLayout, MINT_SIZE, TOKEN_PROGRAM_ID, type RawAccou
 import { findProgramPda } from '../../program.ts';
 import { anchorError, ProgramFailure } from './anchor-errors.ts';
 import type { ProgramContext } from './context.ts';
-import { decodeConfig, decodeParlay, encodeConfig, encodeParlay, isConfigAccount, isParlayAccount, type ConfigState, type ParlayState } from './state.ts';
+import {
+  decodeConfig,
+  decodeParlay,
+  encodeConfig,
+  encodeParlay,
+  isConfigAccount,
+  isParlayAccount,
+  type ConfigState,
+  type ParlayState,
+} from './state.ts';
 
-export interface IdlAccountSpec { name: string; signer?: boolean; writable?: boolean }
+export interface IdlAccountSpec {
+  name: string;
+  signer?: boolean;
+  writable?: boolean;
+}
 
 /** The checks Anchor makes for every account from its flags: enough keys, signer, mut. */
 export function checkAccountFlags(ctx: ProgramContext, specs: IdlAccountSpec[]): void {
@@ -24,7 +37,13 @@ export function checkPda(ctx: ProgramContext, i: number, name: string, seeds: (s
   const actual = ctx.accounts[i].pubkey;
   if (!actual.equals(expected)) {
     const e = anchorError('ConstraintSeeds', name);
-    throw new ProgramFailure(e.err, [...e.logs, 'Program log: Left:', `Program log: ${actual.toBase58()}`, 'Program log: Right:', `Program log: ${expected.toBase58()}`]);
+    throw new ProgramFailure(e.err, [
+      ...e.logs,
+      'Program log: Left:',
+      `Program log: ${actual.toBase58()}`,
+      'Program log: Right:',
+      `Program log: ${expected.toBase58()}`,
+    ]);
   }
   return bump;
 }
@@ -32,7 +51,13 @@ export function checkPda(ctx: ProgramContext, i: number, name: string, seeds: (s
 export function checkProgram(ctx: ProgramContext, i: number, expected: PublicKey): void {
   if (!ctx.accounts[i].pubkey.equals(expected)) {
     const e = anchorError('InvalidProgramId');
-    throw new ProgramFailure(e.err, [...e.logs, 'Program log: Left:', `Program log: ${ctx.accounts[i].pubkey.toBase58()}`, 'Program log: Right:', `Program log: ${expected.toBase58()}`]);
+    throw new ProgramFailure(e.err, [
+      ...e.logs,
+      'Program log: Left:',
+      `Program log: ${ctx.accounts[i].pubkey.toBase58()}`,
+      'Program log: Right:',
+      `Program log: ${expected.toBase58()}`,
+    ]);
   }
 }
 

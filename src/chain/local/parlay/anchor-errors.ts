@@ -23,14 +23,27 @@ const FRAMEWORK: Record<string, [number, string]> = {
 };
 
 export type ProgramErrorName =
-  | 'ExposureLimitExceeded' | 'TooManyLegs' | 'TooFewLegs' | 'DuplicateMarket' | 'StakeBelowMinimum'
-  | 'StakeAboveMaximum' | 'PayoutCapExceeded' | 'VaultPaused' | 'InvalidProbability' | 'ParlayNotActive'
-  | 'ParlayNotClaimable' | 'LegAlreadySettled' | 'Unauthorized';
+  | 'ExposureLimitExceeded'
+  | 'TooManyLegs'
+  | 'TooFewLegs'
+  | 'DuplicateMarket'
+  | 'StakeBelowMinimum'
+  | 'StakeAboveMaximum'
+  | 'PayoutCapExceeded'
+  | 'VaultPaused'
+  | 'InvalidProbability'
+  | 'ParlayNotActive'
+  | 'ParlayNotClaimable'
+  | 'LegAlreadySettled'
+  | 'Unauthorized';
 export type FrameworkErrorName = keyof typeof FRAMEWORK;
 
 /** An instruction of the emulated program failed; `logs` are written before the failed line. */
 export class ProgramFailure extends Error {
-  constructor(readonly err: InstructionErrorJson, readonly logs: string[] = []) {
+  constructor(
+    readonly err: InstructionErrorJson,
+    readonly logs: string[] = [],
+  ) {
     super(typeof err === 'string' ? err : JSON.stringify(err));
   }
 }
@@ -49,5 +62,7 @@ export function anchorError(name: ProgramErrorName | FrameworkErrorName, account
   const own = idl.errors?.find((e) => e.name === name);
   const [code, message] = own ? [own.code, own.msg ?? name] : FRAMEWORK[name];
   const where = account ? `AnchorError caused by account: ${account}.` : 'AnchorError occurred.';
-  return new ProgramFailure({ Custom: code }, [`Program log: ${where} Error Code: ${name}. Error Number: ${code}. Error Message: ${message}.`]);
+  return new ProgramFailure({ Custom: code }, [
+    `Program log: ${where} Error Code: ${name}. Error Number: ${code}. Error Message: ${message}.`,
+  ]);
 }

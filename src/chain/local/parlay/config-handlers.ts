@@ -26,21 +26,42 @@ export function initializeConfig(ctx: ProgramContext, args: Args): void {
   checkProgram(ctx, 4, SystemProgram.programId);
   checkProgram(ctx, 5, TOKEN_PROGRAM_ID);
   ctx.meter.consume(8000);
-  ctx.invoke(SystemProgram.createAccount({
-    fromPubkey: authority, newAccountPubkey: config, lamports: Number(ctx.svm.rentExempt(CONFIG_ACCOUNT_SIZE)),
-    space: CONFIG_ACCOUNT_SIZE, programId: ctx.programId,
-  }));
-  ctx.invoke(SystemProgram.createAccount({
-    fromPubkey: authority, newAccountPubkey: vault, lamports: Number(ctx.svm.rentExempt(ACCOUNT_SIZE)),
-    space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID,
-  }));
+  ctx.invoke(
+    SystemProgram.createAccount({
+      fromPubkey: authority,
+      newAccountPubkey: config,
+      lamports: Number(ctx.svm.rentExempt(CONFIG_ACCOUNT_SIZE)),
+      space: CONFIG_ACCOUNT_SIZE,
+      programId: ctx.programId,
+    }),
+  );
+  ctx.invoke(
+    SystemProgram.createAccount({
+      fromPubkey: authority,
+      newAccountPubkey: vault,
+      lamports: Number(ctx.svm.rentExempt(ACCOUNT_SIZE)),
+      space: ACCOUNT_SIZE,
+      programId: TOKEN_PROGRAM_ID,
+    }),
+  );
   ctx.invoke(createInitializeAccount3Instruction(vault, mint, vaultAuthority));
   const state: ConfigState = {
-    authority, collateralMint: mint, vault,
-    maxLegs: args.max_legs as number, minStake: big(args.min_stake), maxStake: big(args.max_stake),
-    maxPayoutCap: big(args.max_payout_cap), exposureRatioBps: args.exposure_ratio_bps as number,
-    houseEdgeBps: args.house_edge_bps as number, paused: false,
-    totalStaked: 0n, totalPaidOut: 0n, totalExposure: 0n, bump, vaultBump, vaultAuthorityBump,
+    authority,
+    collateralMint: mint,
+    vault,
+    maxLegs: args.max_legs as number,
+    minStake: big(args.min_stake),
+    maxStake: big(args.max_stake),
+    maxPayoutCap: big(args.max_payout_cap),
+    exposureRatioBps: args.exposure_ratio_bps as number,
+    houseEdgeBps: args.house_edge_bps as number,
+    paused: false,
+    totalStaked: 0n,
+    totalPaidOut: 0n,
+    totalExposure: 0n,
+    bump,
+    vaultBump,
+    vaultAuthorityBump,
   };
   checkConfigValues(state);
   const acc = ctx.read(config)!;

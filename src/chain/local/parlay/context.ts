@@ -5,7 +5,11 @@ import type { AccountState, CompiledInner, SvmAccess } from '../svm-access.ts';
 import { ComputeExhausted, ProgramFailure } from './anchor-errors.ts';
 import { encodeEvent } from './state.ts';
 
-export interface IxAccount { pubkey: PublicKey; isSigner: boolean; isWritable: boolean }
+export interface IxAccount {
+  pubkey: PublicKey;
+  isSigner: boolean;
+  isWritable: boolean;
+}
 
 /** Units a CPI costs on top of the callee's own consumption. */
 const INVOKE_UNITS = 1000;

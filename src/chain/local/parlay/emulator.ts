@@ -25,9 +25,18 @@ const HANDLERS: Record<string, Handler> = {
 /** Units the entrypoint and dispatch cost. */
 const ENTRY_UNITS = 1500;
 
-export interface EmulatedResult { err: InstructionErrorJson | null; logs: string[]; inner: CompiledInner[]; unitsConsumed: number }
+export interface EmulatedResult {
+  err: InstructionErrorJson | null;
+  logs: string[];
+  inner: CompiledInner[];
+  unitsConsumed: number;
+}
 
-const pascal = (name: string) => name.split('_').map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+const pascal = (name: string) =>
+  name
+    .split('_')
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
 
 function dispatch(ctx: ProgramContext): void {
   ctx.meter.consume(ENTRY_UNITS);
@@ -54,28 +63,36 @@ export function runParlayInstruction(ctx: ProgramContext): EmulatedResult {
   const consumed = () => `Program ${pid} consumed ${start - ctx.meter.remaining} of ${start} compute units`;
   try {
     dispatch(ctx);
-    return { err: null, logs: [...head, ...ctx.logs, consumed(), `Program ${pid} success`], inner: ctx.inner, unitsConsumed: start - ctx.meter.remaining };
+    return {
+      err: null,
+      logs: [...head, ...ctx.logs, consumed(), `Program ${pid} success`],
+      inner: ctx.inner,
+      unitsConsumed: start - ctx.meter.remaining,
+    };
   } catch (e) {
     if (e instanceof ComputeExhausted) {
       ctx.meter.remaining = 0;
       return {
         err: 'ProgramFailedToComplete',
         logs: [...head, ...ctx.logs, consumed(), `Program ${pid} failed: exceeded CUs meter at BPF instruction`],
-        inner: ctx.inner, unitsConsumed: start,
+        inner: ctx.inner,
+        unitsConsumed: start,
       };
     }
     if (e instanceof ProgramFailure) {
       return {
         err: e.err,
         logs: [...head, ...ctx.logs, ...e.logs, consumed(), `Program ${pid} failed: ${displayInstructionError(e.err)}`],
-        inner: ctx.inner, unitsConsumed: start - ctx.meter.remaining,
+        inner: ctx.inner,
+        unitsConsumed: start - ctx.meter.remaining,
       };
     }
     const text = e instanceof Error ? e.message : String(e);
     return {
       err: 'ProgramFailedToComplete',
       logs: [...head, ...ctx.logs, `Program log: panicked: ${text}`, consumed(), `Program ${pid} failed: Program failed to complete`],
-      inner: ctx.inner, unitsConsumed: start - ctx.meter.remaining,
+      inner: ctx.inner,
+      unitsConsumed: start - ctx.meter.remaining,
     };
   }
 }

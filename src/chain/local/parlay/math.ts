@@ -8,7 +8,13 @@ export { PROBABILITY_ONE, COMBINED_ONE, BPS_ONE, combinedProbability, payoutFor 
  * over the legs that won (never above potential_payout, since dropping legs raises the combined
  * probability). With no voided leg it is exactly potential_payout.
  */
-export function wonPayout(stake: bigint, potentialPayout: bigint, probabilities: number[], legStatus: number[], houseEdgeBps: number): bigint {
+export function wonPayout(
+  stake: bigint,
+  potentialPayout: bigint,
+  probabilities: number[],
+  legStatus: number[],
+  houseEdgeBps: number,
+): bigint {
   if (!legStatus.includes(3)) return potentialPayout;
   const kept = probabilities.filter((_, i) => legStatus[i] !== 3);
   const payout = payoutFor(stake, combinedProbability(kept), houseEdgeBps) ?? potentialPayout;

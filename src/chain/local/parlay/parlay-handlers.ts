@@ -8,19 +8,39 @@ import { PublicKey, SystemProgram } from '@solana/web3.js';
 import { createTransferInstruction, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { findProgramPda, LegStatus, legToIdl, ParlayStatus } from '../../program.ts';
 import { anchorError, ProgramFailure } from './anchor-errors.ts';
-import { checkPda, checkProgram, loadConfig, loadParlay, loadTokenAccount, storeConfig, storeParlay, tokenBalance, u64 } from './accounts.ts';
+import {
+  checkPda,
+  checkProgram,
+  loadConfig,
+  loadParlay,
+  loadTokenAccount,
+  storeConfig,
+  storeParlay,
+  tokenBalance,
+  u64,
+} from './accounts.ts';
 import type { ProgramContext } from './context.ts';
 import { BPS_ONE, combinedProbability, payoutFor, PROBABILITY_ONE, wonPayout } from './math.ts';
 import { bn, encodeParlay, type ParlayState } from './state.ts';
 
 type Args = Record<string, unknown>;
-interface IdlLeg { market_id: { toString(): string }; market: PublicKey; outcome: number; probability: number }
+interface IdlLeg {
+  market_id: { toString(): string };
+  market: PublicKey;
+  outcome: number;
+  probability: number;
+}
 const big = (v: unknown) => BigInt((v as { toString(): string }).toString());
 
 export function createParlay(ctx: ProgramContext, args: Args): void {
   const parlayId = big(args.parlay_id);
   const stake = big(args.stake);
-  const legs = (args.legs as IdlLeg[]).map((l) => ({ marketId: big(l.market_id), market: l.market, outcome: l.outcome, probability: l.probability }));
+  const legs = (args.legs as IdlLeg[]).map((l) => ({
+    marketId: big(l.market_id),
+    market: l.market,
+    outcome: l.outcome,
+    probability: l.probability,
+  }));
   const [user, userToken, , vault, parlayKey] = [0, 1, 2, 3, 4].map((i) => ctx.account(i).pubkey);
   const config = loadConfig(ctx, 2);
   checkPda(ctx, 3, 'vault', ['vault']);
@@ -30,8 +50,17 @@ export function createParlay(ctx: ProgramContext, args: Args): void {
   loadTokenAccount(ctx, 1, 'user_token', config.collateralMint);
 
   const draft: ParlayState = {
-    parlayId, user, stake, combinedProbability: 0n, potentialPayout: 0n, actualPayout: 0n, status: ParlayStatus.Active,
-    legs, legStatus: legs.map(() => LegStatus.Pending), createdAt: ctx.clock.unixTimestamp, bump,
+    parlayId,
+    user,
+    stake,
+    combinedProbability: 0n,
+    potentialPayout: 0n,
+    actualPayout: 0n,
+    status: ParlayStatus.Active,
+    legs,
+    legStatus: legs.map(() => LegStatus.Pending),
+    createdAt: ctx.clock.unixTimestamp,
+    bump,
   };
   ctx.meter.consume(6000 + 2500 * legs.length);
 
@@ -56,18 +85,31 @@ export function createParlay(ctx: ProgramContext, args: Args): void {
   if (headroom < payout) throw anchorError('ExposureLimitExceeded');
 
   const space = encodeParlay(draft).length;
-  ctx.invoke(SystemProgram.createAccount({
-    fromPubkey: user, newAccountPubkey: parlayKey, lamports: Number(ctx.svm.rentExempt(space)), space, programId: ctx.programId,
-  }));
+  ctx.invoke(
+    SystemProgram.createAccount({
+      fromPubkey: user,
+      newAccountPubkey: parlayKey,
+      lamports: Number(ctx.svm.rentExempt(space)),
+      space,
+      programId: ctx.programId,
+    }),
+  );
   ctx.invoke(createTransferInstruction(userToken, vault, user, stake));
   const parlay: ParlayState = { ...draft, combinedProbability: combined, potentialPayout: payout };
   storeParlay(ctx, 4, parlay);
   const next = { ...config, totalStaked: config.totalStaked + stake, totalExposure: config.totalExposure + payout };
   storeConfig(ctx, 2, next);
   ctx.emit('ParlayCreated', {
-    parlay_id: bn(parlayId), user, stake: bn(stake), combined_probability: bn(combined), potential_payout: bn(payout),
-    legs: legs.map(legToIdl), vault_balance: bn(tokenBalance(ctx, vault)), total_staked: bn(next.totalStaked),
-    total_exposure: bn(next.totalExposure), created_at: bn(ctx.clock.unixTimestamp),
+    parlay_id: bn(parlayId),
+    user,
+    stake: bn(stake),
+    combined_probability: bn(combined),
+    potential_payout: bn(payout),
+    legs: legs.map(legToIdl),
+    vault_balance: bn(tokenBalance(ctx, vault)),
+    total_staked: bn(next.totalStaked),
+    total_exposure: bn(next.totalExposure),
+    created_at: bn(ctx.clock.unixTimestamp),
   });
 }
 
@@ -98,15 +140,29 @@ export function settleLeg(ctx: ProgramContext, args: Args): void {
     actual = parlay.stake;
   } else if (resolved === statuses.length) {
     status = ParlayStatus.Won;
-    actual = wonPayout(parlay.stake, parlay.potentialPayout, parlay.legs.map((l) => l.probability), statuses, config.houseEdgeBps);
+    actual = wonPayout(
+      parlay.stake,
+      parlay.potentialPayout,
+      parlay.legs.map((l) => l.probability),
+      statuses,
+      config.houseEdgeBps,
+    );
   }
   const totalExposure = status === ParlayStatus.Active ? config.totalExposure : config.totalExposure - parlay.potentialPayout;
   storeParlay(ctx, 2, { ...parlay, legStatus: statuses, status, actualPayout: actual });
   storeConfig(ctx, 1, { ...config, totalExposure });
   ctx.emit('LegSettled', {
-    parlay_id: bn(parlay.parlayId), leg_index: legIndex, market_id: bn(parlay.legs[legIndex].marketId), leg_status: legStatus,
-    parlay_status: status, legs_won: won, legs_lost: lost, legs_resolved: resolved, actual_payout: bn(actual),
-    total_exposure: bn(totalExposure), settled_at: bn(ctx.clock.unixTimestamp),
+    parlay_id: bn(parlay.parlayId),
+    leg_index: legIndex,
+    market_id: bn(parlay.legs[legIndex].marketId),
+    leg_status: legStatus,
+    parlay_status: status,
+    legs_won: won,
+    legs_lost: lost,
+    legs_resolved: resolved,
+    actual_payout: bn(actual),
+    total_exposure: bn(totalExposure),
+    settled_at: bn(ctx.clock.unixTimestamp),
   });
 }
 
@@ -130,8 +186,11 @@ export function claimParlay(ctx: ProgramContext): void {
   const next = { ...config, totalPaidOut: config.totalPaidOut + amount };
   storeConfig(ctx, 2, next);
   ctx.emit('ParlayClaimed', {
-    parlay_id: bn(parlay.parlayId), user: parlay.user, amount: bn(amount),
-    vault_balance: bn(tokenBalance(ctx, ctx.account(3).pubkey)), total_paid_out: bn(next.totalPaidOut),
+    parlay_id: bn(parlay.parlayId),
+    user: parlay.user,
+    amount: bn(amount),
+    vault_balance: bn(tokenBalance(ctx, ctx.account(3).pubkey)),
+    total_paid_out: bn(next.totalPaidOut),
     claimed_at: bn(ctx.clock.unixTimestamp),
   });
 }
@@ -151,7 +210,11 @@ export function voidParlay(ctx: ProgramContext): void {
   const next = { ...config, totalPaidOut: config.totalPaidOut + refund, totalExposure: config.totalExposure - parlay.potentialPayout };
   storeConfig(ctx, 2, next);
   ctx.emit('ParlayVoided', {
-    parlay_id: bn(parlay.parlayId), refund: bn(refund), vault_balance: bn(tokenBalance(ctx, ctx.account(3).pubkey)),
-    total_paid_out: bn(next.totalPaidOut), total_exposure: bn(next.totalExposure), voided_at: bn(ctx.clock.unixTimestamp),
+    parlay_id: bn(parlay.parlayId),
+    refund: bn(refund),
+    vault_balance: bn(tokenBalance(ctx, ctx.account(3).pubkey)),
+    total_paid_out: bn(next.totalPaidOut),
+    total_exposure: bn(next.totalExposure),
+    voided_at: bn(ctx.clock.unixTimestamp),
   });
 }

@@ -68,16 +68,28 @@ const big = (v: { toString(): string }) => BigInt(v.toString());
 /** ConfigFields in the IDL's shape (for events and the config account). */
 export function configFields(c: ConfigState) {
   return {
-    authority: c.authority, collateral_mint: c.collateralMint, vault: c.vault, max_legs: c.maxLegs,
-    min_stake: bn(c.minStake), max_stake: bn(c.maxStake), max_payout_cap: bn(c.maxPayoutCap),
-    exposure_ratio_bps: c.exposureRatioBps, house_edge_bps: c.houseEdgeBps, paused: c.paused,
+    authority: c.authority,
+    collateral_mint: c.collateralMint,
+    vault: c.vault,
+    max_legs: c.maxLegs,
+    min_stake: bn(c.minStake),
+    max_stake: bn(c.maxStake),
+    max_payout_cap: bn(c.maxPayoutCap),
+    exposure_ratio_bps: c.exposureRatioBps,
+    house_edge_bps: c.houseEdgeBps,
+    paused: c.paused,
   };
 }
 
 export function encodeConfig(c: ConfigState): Buffer {
   const body = localCoder.types.encode('ConfigAccount', {
-    config: configFields(c), total_staked: bn(c.totalStaked), total_paid_out: bn(c.totalPaidOut),
-    total_exposure: bn(c.totalExposure), bump: c.bump, vault_bump: c.vaultBump, vault_authority_bump: c.vaultAuthorityBump,
+    config: configFields(c),
+    total_staked: bn(c.totalStaked),
+    total_paid_out: bn(c.totalPaidOut),
+    total_exposure: bn(c.totalExposure),
+    bump: c.bump,
+    vault_bump: c.vaultBump,
+    vault_authority_bump: c.vaultAuthorityBump,
   });
   return Buffer.concat([CONFIG_DISC, body]);
 }
@@ -90,25 +102,57 @@ export function decodeConfig(data: Buffer): ConfigState {
   const raw = localCoder.types.decode('ConfigAccount', data.subarray(8));
   const f = raw.config;
   return {
-    authority: f.authority, collateralMint: f.collateral_mint, vault: f.vault, maxLegs: f.max_legs,
-    minStake: big(f.min_stake), maxStake: big(f.max_stake), maxPayoutCap: big(f.max_payout_cap),
-    exposureRatioBps: f.exposure_ratio_bps, houseEdgeBps: f.house_edge_bps, paused: f.paused,
-    totalStaked: big(raw.total_staked), totalPaidOut: big(raw.total_paid_out), totalExposure: big(raw.total_exposure),
-    bump: raw.bump, vaultBump: raw.vault_bump, vaultAuthorityBump: raw.vault_authority_bump,
+    authority: f.authority,
+    collateralMint: f.collateral_mint,
+    vault: f.vault,
+    maxLegs: f.max_legs,
+    minStake: big(f.min_stake),
+    maxStake: big(f.max_stake),
+    maxPayoutCap: big(f.max_payout_cap),
+    exposureRatioBps: f.exposure_ratio_bps,
+    houseEdgeBps: f.house_edge_bps,
+    paused: f.paused,
+    totalStaked: big(raw.total_staked),
+    totalPaidOut: big(raw.total_paid_out),
+    totalExposure: big(raw.total_exposure),
+    bump: raw.bump,
+    vaultBump: raw.vault_bump,
+    vaultAuthorityBump: raw.vault_authority_bump,
   };
 }
 
 export const CONFIG_ACCOUNT_SIZE = encodeConfig({
-  authority: PublicKey.default, collateralMint: PublicKey.default, vault: PublicKey.default, maxLegs: 0, minStake: 0n,
-  maxStake: 0n, maxPayoutCap: 0n, exposureRatioBps: 0, houseEdgeBps: 0, paused: false, totalStaked: 0n, totalPaidOut: 0n,
-  totalExposure: 0n, bump: 0, vaultBump: 0, vaultAuthorityBump: 0,
+  authority: PublicKey.default,
+  collateralMint: PublicKey.default,
+  vault: PublicKey.default,
+  maxLegs: 0,
+  minStake: 0n,
+  maxStake: 0n,
+  maxPayoutCap: 0n,
+  exposureRatioBps: 0,
+  houseEdgeBps: 0,
+  paused: false,
+  totalStaked: 0n,
+  totalPaidOut: 0n,
+  totalExposure: 0n,
+  bump: 0,
+  vaultBump: 0,
+  vaultAuthorityBump: 0,
 }).length;
 
 export function encodeParlay(p: ParlayState): Buffer {
   const body = coder.types.encode('ParlayAccount', {
-    parlay_id: bn(p.parlayId), user: p.user, stake: bn(p.stake), combined_probability: bn(p.combinedProbability),
-    potential_payout: bn(p.potentialPayout), actual_payout: bn(p.actualPayout), status: p.status,
-    legs: p.legs.map(legToIdl), leg_status: Buffer.from(p.legStatus), created_at: bn(p.createdAt), bump: p.bump,
+    parlay_id: bn(p.parlayId),
+    user: p.user,
+    stake: bn(p.stake),
+    combined_probability: bn(p.combinedProbability),
+    potential_payout: bn(p.potentialPayout),
+    actual_payout: bn(p.actualPayout),
+    status: p.status,
+    legs: p.legs.map(legToIdl),
+    leg_status: Buffer.from(p.legStatus),
+    created_at: bn(p.createdAt),
+    bump: p.bump,
   });
   return Buffer.concat([PARLAY_DISC, body]);
 }

@@ -5,7 +5,10 @@ import { parsedTokenData } from '../token-info.ts';
 import { RpcError, RPC_INVALID_PARAMS } from './rpc-error.ts';
 
 export type AccountEncoding = 'base64' | 'base58' | 'jsonParsed' | 'base64+zstd';
-export interface AccountConfig { encoding?: AccountEncoding; dataSlice?: { offset: number; length: number } }
+export interface AccountConfig {
+  encoding?: AccountEncoding;
+  dataSlice?: { offset: number; length: number };
+}
 
 // eslint-disable-next-line no-loss-of-precision -- u64::MAX as a validator writes it; JSON readers get the same double
 const RENT_EPOCH_MAX = 18446744073709551615;
@@ -19,16 +22,24 @@ export function accountJson(svm: SvmAccess, acc: AccountState | null, config: Ac
   if (encoding === 'jsonParsed') data = parsedTokenData(svm, acc) ?? [acc.data.toString('base64'), 'base64'];
   else if (encoding === 'base64') data = [bytes.toString('base64'), 'base64'];
   else if (encoding === 'base58') {
-    if (bytes.length > 128) throw new RpcError(RPC_INVALID_PARAMS, 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.');
+    if (bytes.length > 128)
+      throw new RpcError(RPC_INVALID_PARAMS, 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.');
     data = [bs58.encode(bytes), 'base58'];
   } else throw new RpcError(RPC_INVALID_PARAMS, `unsupported encoding: ${encoding}`);
   return {
-    data, executable: acc.executable, lamports: Number(acc.lamports), owner: acc.owner.toBase58(),
-    rentEpoch: RENT_EPOCH_MAX, space: acc.data.length,
+    data,
+    executable: acc.executable,
+    lamports: Number(acc.lamports),
+    owner: acc.owner.toBase58(),
+    rentEpoch: RENT_EPOCH_MAX,
+    space: acc.data.length,
   };
 }
 
-export interface ProgramAccountsFilter { dataSize?: number; memcmp?: { offset: number; bytes: string; encoding?: 'base58' | 'base64' } }
+export interface ProgramAccountsFilter {
+  dataSize?: number;
+  memcmp?: { offset: number; bytes: string; encoding?: 'base58' | 'base64' };
+}
 
 export function matchesFilters(acc: AccountState, filters: ProgramAccountsFilter[] = []): boolean {
   return filters.every((f) => {

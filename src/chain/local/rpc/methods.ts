@@ -38,26 +38,50 @@ export function createMethods(chain: Chain): Record<string, RpcMethod> {
   const { svm, ledger } = chain;
   const context = () => ({ apiVersion: CORE_VERSION, slot: ledger.slot });
   const withContext = (value: unknown) => ({ context: context(), value });
-  const cfg = <T>(params: unknown[], i: number): T => ((params[i] ?? {}) as T);
+  const cfg = <T>(params: unknown[], i: number): T => (params[i] ?? {}) as T;
 
   const signatureStatus = (sig: string) => {
     const rec = ledger.get(sig);
     if (!rec) return null;
     const err = rec.result.err;
-    return { slot: rec.slot, confirmations: null, err, status: err === null ? { Ok: null } : { Err: err }, confirmationStatus: 'finalized' };
+    return {
+      slot: rec.slot,
+      confirmations: null,
+      err,
+      status: err === null ? { Ok: null } : { Err: err },
+      confirmationStatus: 'finalized',
+    };
   };
 
   const simulate = (params: unknown[]) => {
-    const c = cfg<{ encoding?: string; sigVerify?: boolean; replaceRecentBlockhash?: boolean; innerInstructions?: boolean; accounts?: { addresses: string[]; encoding?: AccountConfig['encoding'] } }>(params, 1);
-    if (c.sigVerify && c.replaceRecentBlockhash) throw new RpcError(RPC_INVALID_PARAMS, 'sigVerify may not be used with replaceRecentBlockhash');
+    const c = cfg<{
+      encoding?: string;
+      sigVerify?: boolean;
+      replaceRecentBlockhash?: boolean;
+      innerInstructions?: boolean;
+      accounts?: { addresses: string[]; encoding?: AccountConfig['encoding'] };
+    }>(params, 1);
+    if (c.sigVerify && c.replaceRecentBlockhash)
+      throw new RpcError(RPC_INVALID_PARAMS, 'sigVerify may not be used with replaceRecentBlockhash');
     const tx = Chain.parse(decodeWire(params[0], c.encoding));
-    const empty = { accounts: null, err: null as unknown, innerInstructions: null, logs: [] as string[], replacementBlockhash: null as unknown, returnData: null, unitsConsumed: 0 };
+    const empty = {
+      accounts: null,
+      err: null as unknown,
+      innerInstructions: null,
+      logs: [] as string[],
+      replacementBlockhash: null as unknown,
+      returnData: null,
+      unitsConsumed: 0,
+    };
     if (c.sigVerify && !verifySignatures(tx)) return withContext({ ...empty, err: 'SignatureFailure' });
-    if (!c.replaceRecentBlockhash && !ledger.isBlockhashValid(tx.message.recentBlockhash)) return withContext({ ...empty, err: 'BlockhashNotFound' });
+    if (!c.replaceRecentBlockhash && !ledger.isBlockhashValid(tx.message.recentBlockhash))
+      return withContext({ ...empty, err: 'BlockhashNotFound' });
     const returnAccounts = c.accounts?.addresses.map(pubkey);
     const res = chain.executor.execute(tx, { simulate: true, sigVerify: false, clock: ledger.clock(), returnAccounts });
     return withContext({
-      accounts: res.returnedAccounts ? res.returnedAccounts.map((a) => accountJson(svm, a, { encoding: c.accounts?.encoding ?? 'base64' })) : null,
+      accounts: res.returnedAccounts
+        ? res.returnedAccounts.map((a) => accountJson(svm, a, { encoding: c.accounts?.encoding ?? 'base64' }))
+        : null,
       err: res.err,
       fee: Number(res.fee),
       innerInstructions: c.innerInstructions ? res.innerInstructions : null,
@@ -79,7 +103,13 @@ export function createMethods(chain: Chain): Record<string, RpcMethod> {
     getTransactionCount: () => ledger.transactionCount,
     getFirstAvailableBlock: () => 0,
     getEpochInfo: () => ledger.epochInfo(),
-    getEpochSchedule: () => ({ firstNormalEpoch: 0, firstNormalSlot: 0, leaderScheduleSlotOffset: 432000, slotsPerEpoch: 432000, warmup: false }),
+    getEpochSchedule: () => ({
+      firstNormalEpoch: 0,
+      firstNormalSlot: 0,
+      leaderScheduleSlotOffset: 432000,
+      slotsPerEpoch: 432000,
+      warmup: false,
+    }),
     getLatestBlockhash: () => withContext(ledger.latestBlockhash()),
     getRecentBlockhash: () => withContext({ blockhash: ledger.latestBlockhash().blockhash, feeCalculator: { lamportsPerSignature: 5000 } }),
     isBlockhashValid: (p) => withContext(ledger.isBlockhashValid(String(p[0]))),
@@ -107,7 +137,8 @@ export function createMethods(chain: Chain): Record<string, RpcMethod> {
     },
     getProgramAccounts: (p) => {
       const c = cfg<AccountConfig & { filters?: ProgramAccountsFilter[]; withContext?: boolean }>(p, 1);
-      const list = svm.svm.getProgramAccounts(pubkey(p[0]).toBase58() as never)
+      const list = svm.svm
+        .getProgramAccounts(pubkey(p[0]).toBase58() as never)
         .map((a) => ({ key: new PublicKey(a.address), acc: svm.get(new PublicKey(a.address)) }))
         .filter((a) => a.acc && matchesFilters(a.acc, c.filters))
         .map((a) => ({ pubkey: a.key.toBase58(), account: accountJson(svm, a.acc, c) }));
@@ -119,10 +150,15 @@ export function createMethods(chain: Chain): Record<string, RpcMethod> {
       if (filter.programId && !pubkey(filter.programId).equals(TOKEN_PROGRAM_ID)) return withContext([]);
       const mint = filter.mint ? pubkey(filter.mint) : undefined;
       const c = cfg<AccountConfig>(p, 2);
-      const list = svm.svm.getProgramAccounts(TOKEN_PROGRAM_ID.toBase58() as never)
+      const list = svm.svm
+        .getProgramAccounts(TOKEN_PROGRAM_ID.toBase58() as never)
         .map((a) => ({ key: new PublicKey(a.address), acc: svm.get(new PublicKey(a.address)) }))
-        .filter(({ acc }) => isTokenAccount(acc) && AccountLayout.decode(acc.data).owner.equals(owner)
-          && (!mint || AccountLayout.decode(acc.data).mint.equals(mint)))
+        .filter(
+          ({ acc }) =>
+            isTokenAccount(acc) &&
+            AccountLayout.decode(acc.data).owner.equals(owner) &&
+            (!mint || AccountLayout.decode(acc.data).mint.equals(mint)),
+        )
         .map(({ key, acc }) => ({ pubkey: key.toBase58(), account: accountJson(svm, acc, { encoding: 'base64', ...c }) }));
       return withContext(list);
     },
@@ -158,7 +194,12 @@ export function createMethods(chain: Chain): Record<string, RpcMethod> {
         if (i >= 0) list = list.slice(0, i);
       }
       return list.slice(0, limit).map((r) => ({
-        signature: r.signature, slot: r.slot, err: r.result.err, memo: null, blockTime: r.blockTime, confirmationStatus: 'finalized',
+        signature: r.signature,
+        slot: r.slot,
+        err: r.result.err,
+        memo: null,
+        blockTime: r.blockTime,
+        confirmationStatus: 'finalized',
       }));
     },
     getBlockTime: (p) => {
@@ -168,22 +209,36 @@ export function createMethods(chain: Chain): Record<string, RpcMethod> {
     },
     getBlock: (p) => {
       const slot = Number(p[0]);
-      const c = cfg<{ encoding?: TxEncoding; transactionDetails?: 'full' | 'signatures' | 'none' | 'accounts'; maxSupportedTransactionVersion?: number }>(p, 1);
+      const c = cfg<{
+        encoding?: TxEncoding;
+        transactionDetails?: 'full' | 'signatures' | 'none' | 'accounts';
+        maxSupportedTransactionVersion?: number;
+      }>(p, 1);
       const blockTime = ledger.blockTime(slot);
-      if (slot > ledger.slot || blockTime === undefined) throw new RpcError(RPC_BLOCK_NOT_AVAILABLE, `Block not available for slot ${slot}`);
+      if (slot > ledger.slot || blockTime === undefined)
+        throw new RpcError(RPC_BLOCK_NOT_AVAILABLE, `Block not available for slot ${slot}`);
       const recs = ledger.inSlot(slot);
       if (c.maxSupportedTransactionVersion === undefined && recs.some((r) => r.tx.version !== 'legacy')) {
-        throw new RpcError(RPC_UNSUPPORTED_TX_VERSION, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
+        throw new RpcError(
+          RPC_UNSUPPORTED_TX_VERSION,
+          'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+        );
       }
       const details = c.transactionDetails ?? 'full';
       const block: Record<string, unknown> = {
-        blockHeight: slot, blockTime, blockhash: ledger.blockhashFor(slot), parentSlot: slot - 1, previousBlockhash: ledger.blockhashFor(slot - 1), rewards: [],
+        blockHeight: slot,
+        blockTime,
+        blockhash: ledger.blockhashFor(slot),
+        parentSlot: slot - 1,
+        previousBlockhash: ledger.blockhashFor(slot - 1),
+        rewards: [],
       };
       if (details === 'signatures') block.signatures = recs.map((r) => r.signature);
-      else if (details !== 'none') block.transactions = recs.map((r) => {
-        const { meta, transaction, version } = transactionJson(r, c.encoding ?? 'json');
-        return { meta, transaction, version };
-      });
+      else if (details !== 'none')
+        block.transactions = recs.map((r) => {
+          const { meta, transaction, version } = transactionJson(r, c.encoding ?? 'json');
+          return { meta, transaction, version };
+        });
       return block;
     },
     getTransaction: (p) => {
@@ -192,10 +247,12 @@ export function createMethods(chain: Chain): Record<string, RpcMethod> {
       const rec = ledger.get(String(p[0]));
       if (!rec) return null;
       if (rec.tx.version !== 'legacy' && c.maxSupportedTransactionVersion === undefined) {
-        throw new RpcError(RPC_UNSUPPORTED_TX_VERSION, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
+        throw new RpcError(
+          RPC_UNSUPPORTED_TX_VERSION,
+          'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+        );
       }
       return transactionJson(rec, c.encoding ?? 'json');
     },
   };
 }
-

@@ -9,7 +9,12 @@ import { RpcError, RPC_INTERNAL_ERROR, RPC_INVALID_REQUEST, RPC_METHOD_NOT_FOUND
 import { PubSub } from './subscriptions.ts';
 import { acceptWebSocket, type WsConnection } from './websocket.ts';
 
-interface Call { jsonrpc?: string; id?: unknown; method?: unknown; params?: unknown }
+interface Call {
+  jsonrpc?: string;
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+}
 
 const MAX_BODY = 50 * 1024 * 1024;
 
@@ -87,10 +92,15 @@ export class RpcServer {
     for (const c of this.conns) c.close();
     if (this.upgraded.size > 0) await new Promise((r) => setTimeout(r, 20));
     for (const s of this.upgraded) s.destroy();
-    await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeAllConnections();
-    })));
+    await Promise.all(
+      this.servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {

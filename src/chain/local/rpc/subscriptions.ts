@@ -20,7 +20,8 @@ export class PubSub {
   constructor(private readonly chain: Chain) {
     chain.onLanded((rec) => this.landed(rec));
     chain.ledger.onSlot((slot) => {
-      for (const [id, s] of this.subs) if (s.kind === 'slot') this.notify(s.conn, 'slotNotification', id, { parent: slot - 1, root: slot, slot });
+      for (const [id, s] of this.subs)
+        if (s.kind === 'slot') this.notify(s.conn, 'slotNotification', id, { parent: slot - 1, root: slot, slot });
     });
   }
 
@@ -68,7 +69,8 @@ export class PubSub {
     try {
       if (kind === 'signature') this.subs.set(id, { kind, conn, signature: String(params[0]) });
       else if (kind === 'slot') this.subs.set(id, { kind, conn });
-      else if (kind === 'account') this.subs.set(id, { kind, conn, key: new PublicKey(String(params[0])).toBase58(), config: (params[1] ?? {}) as AccountConfig });
+      else if (kind === 'account')
+        this.subs.set(id, { kind, conn, key: new PublicKey(String(params[0])).toBase58(), config: (params[1] ?? {}) as AccountConfig });
       else {
         const filter = params[0] as string | { mentions?: string[] };
         const mentions = typeof filter === 'object' && filter?.mentions?.[0] ? new PublicKey(filter.mentions[0]).toBase58() : undefined;
@@ -92,10 +94,21 @@ export class PubSub {
         this.subs.delete(id);
         this.notify(s.conn, 'signatureNotification', id, { context: { slot: rec.slot }, value: { err: rec.result.err } });
       } else if (s.kind === 'logs' && (!s.mentions || keys.has(s.mentions))) {
-        this.notify(s.conn, 'logsNotification', id, { context: { slot: rec.slot }, value: { signature: rec.signature, err: rec.result.err, logs: rec.result.logs } });
+        this.notify(s.conn, 'logsNotification', id, {
+          context: { slot: rec.slot },
+          value: { signature: rec.signature, err: rec.result.err, logs: rec.result.logs },
+        });
       } else if (s.kind === 'account' && keys.has(s.key)) {
-        const acc = this.chain.svm.get(new PublicKey(s.key)) ?? { lamports: 0n, data: Buffer.alloc(0), owner: PublicKey.default, executable: false };
-        this.notify(s.conn, 'accountNotification', id, { context: this.context(), value: accountJson(this.chain.svm, acc, { encoding: 'base64', ...s.config }) });
+        const acc = this.chain.svm.get(new PublicKey(s.key)) ?? {
+          lamports: 0n,
+          data: Buffer.alloc(0),
+          owner: PublicKey.default,
+          executable: false,
+        };
+        this.notify(s.conn, 'accountNotification', id, {
+          context: this.context(),
+          value: accountJson(this.chain.svm, acc, { encoding: 'base64', ...s.config }),
+        });
       }
     }
   }

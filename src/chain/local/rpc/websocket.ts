@@ -38,7 +38,9 @@ export function acceptWebSocket(req: IncomingMessage, socket: Duplex): WsConnect
     socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     return null;
   }
-  const accept = createHash('sha1').update(key + GUID).digest('base64');
+  const accept = createHash('sha1')
+    .update(key + GUID)
+    .digest('base64');
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
   let messageHandler: (text: string) => void = () => {};
   const closeHandlers: (() => void)[] = [];

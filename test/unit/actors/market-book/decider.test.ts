@@ -5,8 +5,21 @@
 // Pure: no I/O.
 import test from 'ava';
 import {
-  bestBidAsk, checkBook, fromSnapshot, getOrder, lastTrade, marketBookDecider as D, ordersOf, reservationOf, toSnapshot,
-  FINISHED_CAP, type BookCommand, type BookEvent, type BookState, type MarketInput, type OrderInput,
+  bestBidAsk,
+  checkBook,
+  fromSnapshot,
+  getOrder,
+  lastTrade,
+  marketBookDecider as D,
+  ordersOf,
+  reservationOf,
+  toSnapshot,
+  FINISHED_CAP,
+  type BookCommand,
+  type BookEvent,
+  type BookState,
+  type MarketInput,
+  type OrderInput,
 } from '../../../../actors/market-book/index.ts';
 
 const MKT = '0x' + 'ab'.repeat(32);
@@ -19,19 +32,48 @@ function book(market: Partial<MarketInput> = {}) {
   const log: BookEvent[] = [];
   const send = (cmd: BookCommand) => {
     const d = D.decide(s, cmd);
-    for (const e of d.events) { s = D.evolve(s, e); log.push(e); }
+    for (const e of d.events) {
+      s = D.evolve(s, e);
+      log.push(e);
+    }
     return d as { events: BookEvent[]; reply: any };
   };
-  send({ type: 'ConfigureMarket', now: 0, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', taker_fee_bps: 0, ...market } });
-  return { get s() { return s; }, log, send };
+  send({
+    type: 'ConfigureMarket',
+    now: 0,
+    market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', taker_fee_bps: 0, ...market },
+  });
+  return {
+    get s() {
+      return s;
+    },
+    log,
+    send,
+  };
 }
 
 let n = 0;
 /** price as a decimal (0.55), size in whole tokens. */
-function order(maker: string, token: 'YES' | 'NO', side: 'BUY' | 'SELL', price: number, size: number, more: Partial<OrderInput> = {}): OrderInput {
+function order(
+  maker: string,
+  token: 'YES' | 'NO',
+  side: 'BUY' | 'SELL',
+  price: number,
+  size: number,
+  more: Partial<OrderInput> = {},
+): OrderInput {
   return {
-    hash: `0x${(++n).toString(16).padStart(64, '0')}`, maker, tokenId: token === 'YES' ? YES : NO, side, price: Math.round(price * 1e6),
-    size: BigInt(Math.round(size * 1e6)), feeRateBps: 0, expiration: 0, orderType: 'GTC', createdAt: 1000, ...more,
+    hash: `0x${(++n).toString(16).padStart(64, '0')}`,
+    maker,
+    tokenId: token === 'YES' ? YES : NO,
+    side,
+    price: Math.round(price * 1e6),
+    size: BigInt(Math.round(size * 1e6)),
+    feeRateBps: 0,
+    expiration: 0,
+    orderType: 'GTC',
+    createdAt: 1000,
+    ...more,
   };
 }
 
@@ -44,13 +86,30 @@ const trades = (events: BookEvent[]) => events.flatMap((e) => (e.type === 'Trade
 test('no market yet: MARKET_NOT_FOUND; a bad market config is refused', (t) => {
   const s = D.initial(MKT);
   const o = order('alice', 'YES', 'BUY', 0.5, 10);
-  t.is((D.decide(s, { type: 'PlaceOrder', order: o, now: 1, mintMerge: true, distortionBound: 20_000 }).reply as any).error, 'MARKET_NOT_FOUND');
-  const bad = (m: Partial<MarketInput>) => (D.decide(s, { type: 'ConfigureMarket', market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, ...m } }).reply as any).error;
+  t.is(
+    (D.decide(s, { type: 'PlaceOrder', order: o, now: 1, mintMerge: true, distortionBound: 20_000 }).reply as any).error,
+    'MARKET_NOT_FOUND',
+  );
+  const bad = (m: Partial<MarketInput>) =>
+    (D.decide(s, { type: 'ConfigureMarket', market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, ...m } }).reply as any).error;
   t.is(bad({ tick_size: '0.03' }), 'INVALID_MARKET');
   t.is(bad({ condition_id: '0x' + 'cd'.repeat(32) }), 'INVALID_MARKET');
   t.is(bad({ no_token_id: YES }), 'INVALID_MARKET');
-  const ok = D.decide(s, { type: 'ConfigureMarket', market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.001', min_size: '5', start_time: '2030-01-01T00:00:00Z' } });
-  t.like(ok.reply as any, { ok: true, market: { tick: 1000, minSize: 5_000_000n, startTime: Date.parse('2030-01-01T00:00:00Z'), status: 'open' } });
+  const ok = D.decide(s, {
+    type: 'ConfigureMarket',
+    market: {
+      condition_id: MKT,
+      yes_token_id: YES,
+      no_token_id: NO,
+      tick_size: '0.001',
+      min_size: '5',
+      start_time: '2030-01-01T00:00:00Z',
+    },
+  });
+  t.like(ok.reply as any, {
+    ok: true,
+    market: { tick: 1000, minSize: 5_000_000n, startTime: Date.parse('2030-01-01T00:00:00Z'), status: 'open' },
+  });
 });
 
 test('validation: tick, range, min size, token, shape, expiry, closed market, duplicates', (t) => {
@@ -70,7 +129,11 @@ test('validation: tick, range, min size, token, shape, expiry, closed market, du
   t.is(err(o), 'DUPLICATE_ORDER');
   b.send({ type: 'CancelOrders', owner: 'a', orderIds: [o.hash], now: 1001 });
   t.is(err(o), 'DUPLICATE_ORDER', 'a finished order is remembered');
-  b.send({ type: 'ConfigureMarket', now: 2000, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', status: 'closed' } });
+  b.send({
+    type: 'ConfigureMarket',
+    now: 2000,
+    market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', status: 'closed' },
+  });
   t.is(err(order('a', 'YES', 'BUY', 0.5, 10)), 'MARKET_CLOSED');
   t.deepEqual(checkBook(b.s), []);
 });
@@ -79,7 +142,15 @@ test('a resting order: status live, reservation collateral for BUY and tokens fo
   const b = book();
   const buy = order('alice', 'YES', 'BUY', 0.35, 10);
   const r = place(b, buy);
-  t.like(r.reply, { status: 'live', orderID: buy.hash, makingAmount: 0n, takingAmount: 0n, tradeIDs: [], sizeMatched: 0n, remaining: 10n * U });
+  t.like(r.reply, {
+    status: 'live',
+    orderID: buy.hash,
+    makingAmount: 0n,
+    takingAmount: 0n,
+    tradeIDs: [],
+    sizeMatched: 0n,
+    remaining: 10n * U,
+  });
   t.deepEqual(types(r.events), ['OrderPlaced']);
   t.like(r.events[0] as any, { status: 'LIVE', reservation: { asset: 'collateral', amount: 3_500_000n }, release: { amount: 0n } });
   t.deepEqual(reservationOf(order('bob', 'NO', 'SELL', 0.2, 7)), { asset: NO, amount: 7n * U });
@@ -89,20 +160,51 @@ test('a resting order: status live, reservation collateral for BUY and tokens fo
 test('crossing: the maker price is the fill price, price-time priority, one trade per taker execution', (t) => {
   const b = book();
   const a1 = order('m1', 'YES', 'SELL', 0.52, 5);
-  const a2 = order('m2', 'YES', 'SELL', 0.50, 3);
-  const a3 = order('m3', 'YES', 'SELL', 0.50, 4);
+  const a2 = order('m2', 'YES', 'SELL', 0.5, 3);
+  const a3 = order('m3', 'YES', 'SELL', 0.5, 4);
   for (const o of [a1, a2, a3]) place(b, o);
   const taker = order('tk', 'YES', 'BUY', 0.55, 9, { feeRateBps: 100 });
   const r = place(b, taker, { tradeId: 'T1' });
   t.deepEqual(types(r.events), ['OrderPlaced', 'TradeMatched', 'OrderUpdated', 'OrderUpdated', 'OrderUpdated']);
   const [tr] = trades(r.events);
-  t.like(tr, { id: 'T1', taker_order_id: taker.hash, market: MKT, asset_id: YES, side: 'BUY', size: 9n * U, price: 520_000, match_type: 'COMPLEMENTARY', match_time: 1000, owner: 'tk', trader_side: 'TAKER' });
-  t.deepEqual(tr.maker_orders.map((m) => [m.order_id, m.matched_amount, m.price]), [[a2.hash, 3n * U, 500_000], [a3.hash, 4n * U, 500_000], [a1.hash, 2n * U, 520_000]]);
+  t.like(tr, {
+    id: 'T1',
+    taker_order_id: taker.hash,
+    market: MKT,
+    asset_id: YES,
+    side: 'BUY',
+    size: 9n * U,
+    price: 520_000,
+    match_type: 'COMPLEMENTARY',
+    match_time: 1000,
+    owner: 'tk',
+    trader_side: 'TAKER',
+  });
+  t.deepEqual(
+    tr.maker_orders.map((m) => [m.order_id, m.matched_amount, m.price]),
+    [
+      [a2.hash, 3n * U, 500_000],
+      [a3.hash, 4n * U, 500_000],
+      [a1.hash, 2n * U, 520_000],
+    ],
+  );
   // fee = 1% × min(p, 1 − p) × size per leg: 0.01 × 0.48 × 2 + 0.01 × 0.5 × 7 = 0.0096 + 0.035
   t.is(tr.fee, 44_600n);
   t.is(tr.notional, 3_500_000n + 1_040_000n);
-  t.like(r.reply, { status: 'matched', makingAmount: 4_540_000n, takingAmount: 9n * U, tradeIDs: ['T1'], sizeMatched: 9n * U, remaining: 0n, fee: 44_600n });
-  t.like(r.events[0] as any, { status: 'MATCHED', order: { sizeMatched: 9n * U, remaining: 0n }, release: { owner: 'tk', asset: 'collateral', amount: 4_950_000n } });
+  t.like(r.reply, {
+    status: 'matched',
+    makingAmount: 4_540_000n,
+    takingAmount: 9n * U,
+    tradeIDs: ['T1'],
+    sizeMatched: 9n * U,
+    remaining: 0n,
+    fee: 44_600n,
+  });
+  t.like(r.events[0] as any, {
+    status: 'MATCHED',
+    order: { sizeMatched: 9n * U, remaining: 0n },
+    release: { owner: 'tk', asset: 'collateral', amount: 4_950_000n },
+  });
   t.like(getOrder(b.s, a1.hash), { remainingSize: 3n * U });
   t.is(getOrder(b.s, a2.hash), null);
   t.is(getOrder(b.s, taker.hash), null);
@@ -116,7 +218,14 @@ test('partial fill: the rest rests, maker updates carry cumulative size and the 
   place(b, bid);
   const r = place(b, order('tk', 'YES', 'SELL', 0.3, 4));
   const upd = r.events.find((e) => e.type === 'OrderUpdated') as any;
-  t.like(upd, { orderId: bid.hash, matched: 4n * U, sizeMatched: 4n * U, remaining: 6n * U, status: 'LIVE', release: { owner: 'm', asset: 'collateral', amount: 1_600_000n } });
+  t.like(upd, {
+    orderId: bid.hash,
+    matched: 4n * U,
+    sizeMatched: 4n * U,
+    remaining: 6n * U,
+    status: 'LIVE',
+    release: { owner: 'm', asset: 'collateral', amount: 1_600_000n },
+  });
   t.like(r.reply, { status: 'matched', makingAmount: 4n * U, takingAmount: 1_600_000n });
   const r2 = place(b, order('tk2', 'YES', 'SELL', 0.4, 10));
   t.like(r2.reply, { status: 'matched', sizeMatched: 6n * U, remaining: 4n * U });
@@ -125,19 +234,32 @@ test('partial fill: the rest rests, maker updates carry cumulative size and the 
 
 const legs = (r: { events: BookEvent[] }) => trades(r.events).map((x) => [x.id, x.match_type, x.maker_orders.map((m) => m.order_id)]);
 const takerReleases = (r: { events: BookEvent[] }, hash: string) =>
-  r.events.filter((e: any) => (e.type === 'OrderPlaced' && e.order.hash === hash) || ((e.type === 'OrderCancelled' || e.type === 'OrderEjected') && e.orderId === hash)).reduce((a, e: any) => a + e.release.amount, 0n);
+  r.events
+    .filter(
+      (e: any) =>
+        (e.type === 'OrderPlaced' && e.order.hash === hash) ||
+        ((e.type === 'OrderCancelled' || e.type === 'OrderEjected') && e.orderId === hash),
+    )
+    .reduce((a, e: any) => a + e.release.amount, 0n);
 
 test('the distortion bound stops a sweep; the remainder rests (the book rests crossed beyond the bound)', (t) => {
   const b = book();
   for (const p of [0.5, 0.51, 0.52, 0.53, 0.6]) place(b, order('m', 'YES', 'SELL', p, 1));
   const taker = order('tk', 'YES', 'BUY', 0.7, 10);
   const r = place(b, taker, { distortionBound: 20_000 });
-  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.price), [500_000, 510_000, 520_000]);
+  t.deepEqual(
+    trades(r.events)[0].maker_orders.map((m) => m.price),
+    [500_000, 510_000, 520_000],
+  );
   t.deepEqual(types(r.events), ['OrderPlaced', 'TradeMatched', 'OrderUpdated', 'OrderUpdated', 'OrderUpdated'], 'no OrderCancelled');
   t.like(r.events[0] as any, { status: 'LIVE', order: { sizeMatched: 3n * U, remaining: 7n * U }, release: { amount: 2_100_000n } });
   t.like(r.reply, { status: 'matched', sizeMatched: 3n * U, remaining: 7n * U });
   t.like(getOrder(b.s, taker.hash), { status: 'LIVE', remainingSize: 7n * U, price: 700_000 });
-  t.deepEqual(bestBidAsk(b.s, YES), { bid: { price: 700_000, size: 7n * U }, ask: { price: 530_000, size: 1n * U } }, 'crossed at rest: bid above ask');
+  t.deepEqual(
+    bestBidAsk(b.s, YES),
+    { bid: { price: 700_000, size: 7n * U }, ask: { price: 530_000, size: 1n * U } },
+    'crossed at rest: bid above ask',
+  );
   t.deepEqual(checkBook(b.s, { mintMerge: true, crossed: 'any' }), []);
   t.is(checkBook(b.s, { mintMerge: true }).length, 1, 'two owners cross: only the bound allows it');
   // the crossed book still trades: a seller meets the best bid first
@@ -147,7 +269,7 @@ test('the distortion bound stops a sweep; the remainder rests (the book rests cr
   t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
 });
 
-test('the distortion bound: the reference is the best opposite price on arrival, the taker\'s own orders included (and the MINT source with mint/merge)', (t) => {
+test("the distortion bound: the reference is the best opposite price on arrival, the taker's own orders included (and the MINT source with mint/merge)", (t) => {
   const mk = () => {
     const b = book();
     const own = order('alice', 'YES', 'SELL', 0.5, 1);
@@ -157,7 +279,11 @@ test('the distortion bound: the reference is the best opposite price on arrival,
   };
   const b = mk();
   const r = place(b, order('ALICE', 'YES', 'BUY', 0.6, 4), { distortionBound: 20_000 });
-  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.price), [510_000, 520_000], 'reference 0.50 (own): 0.53 lies beyond 0.52');
+  t.deepEqual(
+    trades(r.events)[0].maker_orders.map((m) => m.price),
+    [510_000, 520_000],
+    'reference 0.50 (own): 0.53 lies beyond 0.52',
+  );
   t.like(r.reply, { status: 'matched', sizeMatched: 2n * U, remaining: 2n * U });
   t.deepEqual(checkBook(b.s, { mintMerge: true, crossed: 'any' }), [], 'crossed against its own ask and beyond the bound');
   // the best effective price over both sources: alice's NO bid at 0.50 is a YES ask at 0.50
@@ -168,15 +294,25 @@ test('the distortion bound: the reference is the best opposite price on arrival,
     return x;
   };
   const on = place(mm(), order('alice', 'YES', 'BUY', 0.6, 3), { distortionBound: 20_000 });
-  t.deepEqual(trades(on.events)[0].maker_orders.map((m) => m.price), [510_000, 520_000]);
+  t.deepEqual(
+    trades(on.events)[0].maker_orders.map((m) => m.price),
+    [510_000, 520_000],
+  );
   const off = place(mm(), order('alice', 'YES', 'BUY', 0.6, 3), { distortionBound: 20_000, mintMerge: false });
-  t.deepEqual(trades(off.events)[0].maker_orders.map((m) => m.price), [510_000, 520_000, 530_000], 'without mint/merge the NO bid is no source: reference 0.51');
+  t.deepEqual(
+    trades(off.events)[0].maker_orders.map((m) => m.price),
+    [510_000, 520_000, 530_000],
+    'without mint/merge the NO bid is no source: reference 0.51',
+  );
   // a SELL likewise: own bid at 0.50, others at 0.49 … 0.47
   const c = book();
   place(c, order('alice', 'YES', 'BUY', 0.5, 1));
   for (const p of [0.49, 0.48, 0.47]) place(c, order('bob', 'YES', 'BUY', p, 1));
   const sell = place(c, order('alice', 'YES', 'SELL', 0.4, 3), { distortionBound: 20_000 });
-  t.deepEqual(trades(sell.events)[0].maker_orders.map((m) => m.price), [490_000, 480_000]);
+  t.deepEqual(
+    trades(sell.events)[0].maker_orders.map((m) => m.price),
+    [490_000, 480_000],
+  );
 });
 
 test('the maker cap splits the execution into more trades, it never stops the sweep: ids <tradeId>, :1, :2 … in the order opened', (t) => {
@@ -185,16 +321,42 @@ test('the maker cap splits the execution into more trades, it never stops the sw
   for (const o of asks) place(b, o);
   const taker = order('tk', 'YES', 'BUY', 0.7, 10);
   const r = place(b, taker, { maxMakersPerTrade: 3, tradeId: 'T' });
-  t.deepEqual(legs(r), [
-    ['T', 'COMPLEMENTARY', asks.slice(0, 3).map((o) => o.hash)],
-    ['T:1', 'COMPLEMENTARY', asks.slice(3, 6).map((o) => o.hash)],
-    ['T:2', 'COMPLEMENTARY', [asks[6].hash]],
-  ], 'price-time priority across the trades');
-  t.deepEqual(types(r.events), ['OrderPlaced', 'TradeMatched', 'OrderUpdated', 'OrderUpdated', 'OrderUpdated', 'TradeMatched', 'OrderUpdated', 'OrderUpdated', 'OrderUpdated', 'TradeMatched', 'OrderUpdated']);
-  t.deepEqual(r.events.filter((e) => e.type === 'OrderUpdated').map((e: any) => e.tradeId), ['T', 'T', 'T', 'T:1', 'T:1', 'T:1', 'T:2']);
+  t.deepEqual(
+    legs(r),
+    [
+      ['T', 'COMPLEMENTARY', asks.slice(0, 3).map((o) => o.hash)],
+      ['T:1', 'COMPLEMENTARY', asks.slice(3, 6).map((o) => o.hash)],
+      ['T:2', 'COMPLEMENTARY', [asks[6].hash]],
+    ],
+    'price-time priority across the trades',
+  );
+  t.deepEqual(types(r.events), [
+    'OrderPlaced',
+    'TradeMatched',
+    'OrderUpdated',
+    'OrderUpdated',
+    'OrderUpdated',
+    'TradeMatched',
+    'OrderUpdated',
+    'OrderUpdated',
+    'OrderUpdated',
+    'TradeMatched',
+    'OrderUpdated',
+  ]);
+  t.deepEqual(
+    r.events.filter((e) => e.type === 'OrderUpdated').map((e: any) => e.tradeId),
+    ['T', 'T', 'T', 'T:1', 'T:1', 'T:1', 'T:2'],
+  );
   t.like(r.reply, { status: 'matched', sizeMatched: 7n * U, remaining: 3n * U, tradeIDs: ['T', 'T:1', 'T:2'], makingAmount: 3_530_000n });
   t.deepEqual((r.events[0] as any).tradeIds, ['T', 'T:1', 'T:2']);
-  t.deepEqual(trades(r.events).map((x) => [x.size, x.price, x.notional]), [[3n * U, 500_000, 1_500_000n], [3n * U, 510_000, 1_520_000n], [1n * U, 510_000, 510_000n]]);
+  t.deepEqual(
+    trades(r.events).map((x) => [x.size, x.price, x.notional]),
+    [
+      [3n * U, 500_000, 1_500_000n],
+      [3n * U, 510_000, 1_520_000n],
+      [1n * U, 510_000, 510_000n],
+    ],
+  );
   t.like(bestBidAsk(b.s, YES), { bid: { price: 700_000, size: 3n * U }, ask: null });
   t.is(takerReleases(r, taker.hash), 7n * U - 2_100_000n, 'the fills release what they consumed; the remainder keeps 0.7 × 3');
   t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
@@ -209,14 +371,23 @@ test('the maker cap: a FOK the book can fill is filled across several trades; GT
   const b = book();
   const asks = ['m1', 'm2', 'm3', 'm4'].map((m) => order(m, 'YES', 'SELL', 0.5, 1));
   for (const o of asks) place(b, o);
-  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 1, { orderType: 'FOK' }), { maxMakersPerTrade: 0 }).reply, { error: 'INVALID_COMMAND', message: 'maxMakersPerTrade must be a positive integer' });
+  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 1, { orderType: 'FOK' }), { maxMakersPerTrade: 0 }).reply, {
+    error: 'INVALID_COMMAND',
+    message: 'maxMakersPerTrade must be a positive integer',
+  });
   const fok = place(b, order('tk', 'YES', 'BUY', 0.5, 4, { orderType: 'FOK' }), { maxMakersPerTrade: 3, tradeId: 'F' });
   t.like(fok.reply, { status: 'matched', sizeMatched: 4n * U, remaining: 0n, tradeIDs: ['F', 'F:1'] });
-  t.deepEqual(trades(fok.events).map((x) => x.maker_orders.length), [3, 1]);
+  t.deepEqual(
+    trades(fok.events).map((x) => x.maker_orders.length),
+    [3, 1],
+  );
   place(b, order('m5', 'YES', 'SELL', 0.5, 1));
   const snap = toSnapshot(b.s);
-  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.5, 2, { orderType: 'FOK' }), { maxMakersPerTrade: 1 }),
-    { events: [], reply: { error: 'FOK_NOT_FILLED', message: 'the book cannot fill the whole order now' } }, 'a FOK the book cannot fill still fails');
+  t.deepEqual(
+    place(b, order('tk', 'YES', 'BUY', 0.5, 2, { orderType: 'FOK' }), { maxMakersPerTrade: 1 }),
+    { events: [], reply: { error: 'FOK_NOT_FILLED', message: 'the book cannot fill the whole order now' } },
+    'a FOK the book cannot fill still fails',
+  );
   t.deepEqual(toSnapshot(b.s), snap, 'nothing changed');
   place(b, order('m6', 'YES', 'SELL', 0.5, 1));
   const gtd = place(b, order('tk2', 'YES', 'BUY', 0.5, 3, { orderType: 'GTD', expiration: 5000 }), { maxMakersPerTrade: 1, tradeId: 'G' });
@@ -229,7 +400,13 @@ test('the maker cap counts per trade: each match type up to its cap, then a new 
   const mk = () => {
     const b = book();
     // effective YES asks at 0.50 in booking order: a1 (ask), n1 (NO bid: MINT), a2, n2, a3
-    const os = [order('a1', 'YES', 'SELL', 0.5, 1), order('n1', 'NO', 'BUY', 0.5, 1), order('a2', 'YES', 'SELL', 0.5, 1), order('n2', 'NO', 'BUY', 0.5, 1), order('a3', 'YES', 'SELL', 0.5, 1)];
+    const os = [
+      order('a1', 'YES', 'SELL', 0.5, 1),
+      order('n1', 'NO', 'BUY', 0.5, 1),
+      order('a2', 'YES', 'SELL', 0.5, 1),
+      order('n2', 'NO', 'BUY', 0.5, 1),
+      order('a3', 'YES', 'SELL', 0.5, 1),
+    ];
     for (const o of os) place(b, o);
     return { b, os };
   };
@@ -265,8 +442,14 @@ test('separate caps: maxMakersPerMintMergeTrade bounds each MINT (or MERGE) trad
   const mk = () => {
     const b = book();
     // effective YES asks at 0.50 in booking order: n1, n2, n3 (NO bids: MINT), then a1, a2, a3 (asks)
-    const os = [order('n1', 'NO', 'BUY', 0.5, 1), order('n2', 'NO', 'BUY', 0.5, 1), order('n3', 'NO', 'BUY', 0.5, 1),
-      order('a1', 'YES', 'SELL', 0.5, 1), order('a2', 'YES', 'SELL', 0.5, 1), order('a3', 'YES', 'SELL', 0.5, 1)];
+    const os = [
+      order('n1', 'NO', 'BUY', 0.5, 1),
+      order('n2', 'NO', 'BUY', 0.5, 1),
+      order('n3', 'NO', 'BUY', 0.5, 1),
+      order('a1', 'YES', 'SELL', 0.5, 1),
+      order('a2', 'YES', 'SELL', 0.5, 1),
+      order('a3', 'YES', 'SELL', 0.5, 1),
+    ];
     for (const o of os) place(b, o);
     return { b, os };
   };
@@ -274,24 +457,47 @@ test('separate caps: maxMakersPerMintMergeTrade bounds each MINT (or MERGE) trad
   // MINT trades capped at 2: n1 n2 | n3, then one COMPLEMENTARY trade of 3
   const a = mk();
   const r = place(a.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 3, maxMakersPerMintMergeTrade: 2 });
-  t.deepEqual(kinds(r), [['MINT', [a.os[0].hash, a.os[1].hash]], ['MINT', [a.os[2].hash]], ['COMPLEMENTARY', a.os.slice(3).map((o) => o.hash)]]);
+  t.deepEqual(kinds(r), [
+    ['MINT', [a.os[0].hash, a.os[1].hash]],
+    ['MINT', [a.os[2].hash]],
+    ['COMPLEMENTARY', a.os.slice(3).map((o) => o.hash)],
+  ]);
   t.like(r.reply, { status: 'matched', sizeMatched: 6n * U, remaining: 0n });
   // MINT allowed 3, COMPLEMENTARY 2
   const c = mk();
   const r2 = place(c.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2, maxMakersPerMintMergeTrade: 3 });
-  t.deepEqual(kinds(r2), [['MINT', c.os.slice(0, 3).map((o) => o.hash)], ['COMPLEMENTARY', [c.os[3].hash, c.os[4].hash]], ['COMPLEMENTARY', [c.os[5].hash]]]);
+  t.deepEqual(kinds(r2), [
+    ['MINT', c.os.slice(0, 3).map((o) => o.hash)],
+    ['COMPLEMENTARY', [c.os[3].hash, c.os[4].hash]],
+    ['COMPLEMENTARY', [c.os[5].hash]],
+  ]);
   // a command without maxMakersPerMintMergeTrade (from before it): one cap for both
   const d = mk();
-  t.deepEqual(kinds(place(d.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2 })),
-    [['MINT', [d.os[0].hash, d.os[1].hash]], ['MINT', [d.os[2].hash]], ['COMPLEMENTARY', [d.os[3].hash, d.os[4].hash]], ['COMPLEMENTARY', [d.os[5].hash]]]);
-  t.deepEqual(place(mk().b, order('tk', 'YES', 'BUY', 0.5, 1), { maxMakersPerMintMergeTrade: 0 }).reply, { error: 'INVALID_COMMAND', message: 'maxMakersPerMintMergeTrade must be a positive integer' });
+  t.deepEqual(kinds(place(d.b, order('tk', 'YES', 'BUY', 0.5, 6), { maxMakersPerTrade: 2 })), [
+    ['MINT', [d.os[0].hash, d.os[1].hash]],
+    ['MINT', [d.os[2].hash]],
+    ['COMPLEMENTARY', [d.os[3].hash, d.os[4].hash]],
+    ['COMPLEMENTARY', [d.os[5].hash]],
+  ]);
+  t.deepEqual(place(mk().b, order('tk', 'YES', 'BUY', 0.5, 1), { maxMakersPerMintMergeTrade: 0 }).reply, {
+    error: 'INVALID_COMMAND',
+    message: 'maxMakersPerMintMergeTrade must be a positive integer',
+  });
   // held: both caps kept (also across a snapshot); an OrderDelayed from before the field keeps one cap for both
   const h = book({ start_time: 100_000, delay_ms: 10_000 });
   const held = order('tk', 'YES', 'BUY', 0.5, 3);
-  t.like(place(h, held, { now: 95_000, maxMakersPerTrade: 4, maxMakersPerMintMergeTrade: 1 }).events[0] as any, { type: 'OrderDelayed', maxMakersPerTrade: 4, maxMakersPerMintMergeTrade: 1 });
+  t.like(place(h, held, { now: 95_000, maxMakersPerTrade: 4, maxMakersPerMintMergeTrade: 1 }).events[0] as any, {
+    type: 'OrderDelayed',
+    maxMakersPerTrade: 4,
+    maxMakersPerMintMergeTrade: 1,
+  });
   const hs = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(h.s))));
   t.like(hs.held.get(held.hash)!, { maxMakersPerTrade: 4, maxMakersPerMintMergeTrade: 1 });
-  const old = D.evolve(D.initial(MKT), { ...(place(book({ start_time: 100_000, delay_ms: 10_000 }), order('tk', 'YES', 'BUY', 0.5, 3), { now: 95_000, maxMakersPerTrade: 2 }).events[0] as any), maxMakersPerMintMergeTrade: undefined });
+  const old = D.evolve(D.initial(MKT), {
+    ...(place(book({ start_time: 100_000, delay_ms: 10_000 }), order('tk', 'YES', 'BUY', 0.5, 3), { now: 95_000, maxMakersPerTrade: 2 })
+      .events[0] as any),
+    maxMakersPerMintMergeTrade: undefined,
+  });
   t.like([...old.held.values()][0], { maxMakersPerTrade: 2, maxMakersPerMintMergeTrade: 2 });
   const oldSnap = toSnapshot(old) as any;
   delete oldSnap.held[0].maxMakersPerMintMergeTrade;
@@ -311,7 +517,10 @@ test('a delayed order keeps its maker cap (also across a snapshot) and is matche
   const out = b.send({ type: 'ReleaseDelayed', now: 100_000 });
   t.deepEqual(again, out, 'the restored state decides the same');
   t.like(out.reply.replies[held.hash], { status: 'matched', sizeMatched: 3n * U, remaining: 0n, tradeIDs: ['H', 'H:1'] });
-  t.deepEqual(trades(out.events).map((x) => x.maker_orders.length), [2, 1]);
+  t.deepEqual(
+    trades(out.events).map((x) => x.maker_orders.length),
+    [2, 1],
+  );
   t.false(out.events.some((e) => e.type === 'OrderCancelled'));
 });
 
@@ -333,24 +542,35 @@ test('self-trades are filtered: own orders are skipped, neither filled nor cance
   place(b, further);
   const taker = order('alice', 'YES', 'BUY', 0.6, 4);
   const r = place(b, taker);
-  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.order_id), [other.hash, further.hash], 'past its own ask, on to the next level');
+  t.deepEqual(
+    trades(r.events)[0].maker_orders.map((m) => m.order_id),
+    [other.hash, further.hash],
+    'past its own ask, on to the next level',
+  );
   t.like(getOrder(b.s, own.hash), { remainingSize: 2n * U });
   t.deepEqual(types(r.events), ['OrderPlaced', 'TradeMatched', 'OrderUpdated', 'OrderUpdated'], 'no OrderCancelled');
   t.like(r.reply, { status: 'matched', sizeMatched: 3n * U, remaining: 1n * U });
   t.like(getOrder(b.s, taker.hash), { status: 'LIVE', remainingSize: 1n * U });
-  t.deepEqual(bestBidAsk(b.s, YES), { bid: { price: 600_000, size: 1n * U }, ask: { price: 500_000, size: 2n * U } }, 'crossed at rest against its own ask');
+  t.deepEqual(
+    bestBidAsk(b.s, YES),
+    { bid: { price: 600_000, size: 1n * U }, ask: { price: 500_000, size: 2n * U } },
+    'crossed at rest against its own ask',
+  );
   // nothing to fill but its own: rests, status live (as any resting order)
   const alone = place(b, order('ALICE', 'YES', 'BUY', 0.7, 1));
   t.like(alone.reply, { status: 'live', tradeIDs: [], sizeMatched: 0n, remaining: 1n * U });
   t.deepEqual(types(alone.events), ['OrderPlaced']);
-  t.deepEqual(checkBook(b.s, { mintMerge: true }), [], 'crossed only by one owner\'s orders');
+  t.deepEqual(checkBook(b.s, { mintMerge: true }), [], "crossed only by one owner's orders");
   // another taker meets the crossed book as it is: the best bid (alice's 0.70) first
   const sell = place(b, order('dave', 'YES', 'SELL', 0.6, 2));
-  t.deepEqual(trades(sell.events)[0].maker_orders.map((m) => m.price), [700_000, 600_000]);
+  t.deepEqual(
+    trades(sell.events)[0].maker_orders.map((m) => m.price),
+    [700_000, 600_000],
+  );
   t.deepEqual(checkBook(b.s, { mintMerge: true }), []);
 });
 
-test('self-trades with mint/merge: the taker\'s own NO bid (a YES ask) is skipped and the remainder rests against it', (t) => {
+test("self-trades with mint/merge: the taker's own NO bid (a YES ask) is skipped and the remainder rests against it", (t) => {
   const b = book();
   place(b, order('alice', 'NO', 'BUY', 0.5, 1));
   const r = place(b, order('alice', 'YES', 'BUY', 0.6, 1));
@@ -365,7 +585,10 @@ test('self-trades with mint/merge: the taker\'s own NO bid (a YES ask) is skippe
 test('fees: a marketable order below the taker fee is refused; a resting one is not', (t) => {
   const b = book({ taker_fee_bps: 200 });
   t.is(place(b, order('m', 'YES', 'SELL', 0.8, 5)).reply.status, 'live');
-  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.8, 1, { feeRateBps: 100 })).reply, { error: 'FEE_RATE_TOO_LOW', message: 'an order marketable on arrival must carry feeRateBps >= 200' });
+  t.deepEqual(place(b, order('tk', 'YES', 'BUY', 0.8, 1, { feeRateBps: 100 })).reply, {
+    error: 'FEE_RATE_TOO_LOW',
+    message: 'an order marketable on arrival must carry feeRateBps >= 200',
+  });
   const r = place(b, order('tk', 'YES', 'BUY', 0.8, 5, { feeRateBps: 200 }));
   t.is(trades(r.events)[0].fee, 20_000n, '2% × min(0.8, 0.2) × 5');
 });
@@ -406,10 +629,13 @@ test('a sweep mixing both sources: best effective price first, time priority ins
   for (const o of [noBid, yesAsk, yesAsk2]) place(b, o);
   const r = place(b, order('tk', 'YES', 'BUY', 0.5, 3), { tradeId: 'T' });
   const ts = trades(r.events);
-  t.deepEqual(ts.map((x) => [x.id, x.match_type, x.maker_orders.map((m) => m.order_id)]), [
-    ['T', 'COMPLEMENTARY', [yesAsk2.hash, yesAsk.hash]],
-    ['T:1', 'MINT', [noBid.hash]],
-  ]);
+  t.deepEqual(
+    ts.map((x) => [x.id, x.match_type, x.maker_orders.map((m) => m.order_id)]),
+    [
+      ['T', 'COMPLEMENTARY', [yesAsk2.hash, yesAsk.hash]],
+      ['T:1', 'MINT', [noBid.hash]],
+    ],
+  );
   t.deepEqual(r.reply.tradeIDs, ['T', 'T:1']);
   t.deepEqual((r.events[0] as any).tradeIds, ['T', 'T:1']);
 });
@@ -424,9 +650,19 @@ test('cancel: every reason, case-insensitive owners, all and by asset', (t) => {
   for (const o of [a, a2, a3, bob, filled]) place(b, o);
   place(b, order('carol', 'YES', 'BUY', 0.6, 1));
   const r = b.send({ type: 'CancelOrders', owner: 'ALICE', orderIds: [a.hash, bob.hash, filled.hash, '0xnope', a.hash], now: 2000 });
-  t.deepEqual(r.reply, { canceled: [a.hash], not_canceled: { [bob.hash]: 'not yours', [filled.hash]: 'already filled', '0xnope': 'order not found' } });
-  t.like(r.events[0] as any, { type: 'OrderCancelled', orderId: a.hash, reason: 'user', release: { owner: 'Alice', asset: 'collateral', amount: 600_000n } });
-  t.deepEqual(b.send({ type: 'CancelOrders', owner: 'alice', orderIds: [a.hash], now: 2001 }).reply.not_canceled, { [a.hash]: 'already cancelled' });
+  t.deepEqual(r.reply, {
+    canceled: [a.hash],
+    not_canceled: { [bob.hash]: 'not yours', [filled.hash]: 'already filled', '0xnope': 'order not found' },
+  });
+  t.like(r.events[0] as any, {
+    type: 'OrderCancelled',
+    orderId: a.hash,
+    reason: 'user',
+    release: { owner: 'Alice', asset: 'collateral', amount: 600_000n },
+  });
+  t.deepEqual(b.send({ type: 'CancelOrders', owner: 'alice', orderIds: [a.hash], now: 2001 }).reply.not_canceled, {
+    [a.hash]: 'already cancelled',
+  });
   t.deepEqual(b.send({ type: 'CancelOrders', owner: 'alice', assetId: NO, now: 2002 }).reply, { canceled: [a2.hash], not_canceled: {} });
   t.deepEqual(b.send({ type: 'CancelOrders', owner: 'alice', all: true, now: 2003 }).reply, { canceled: [a3.hash], not_canceled: {} });
   t.deepEqual(ordersOf(b.s, 'alice'), []);
@@ -442,7 +678,9 @@ test('invalidation after a failed settlement releases what the order still holds
   const r = b.send({ type: 'InvalidateOrders', orderIds: [bid.hash, '0xgone'], reason: 'settlement failed', tradeId: 'T9', now: 3000 });
   t.deepEqual(r.reply, { invalidated: [bid.hash], not_found: ['0xgone'] });
   t.like(r.events[0] as any, { type: 'OrderInvalidated', tradeId: 'T9', sizeMatched: 1n * U, release: { amount: 660_000n } });
-  t.deepEqual(b.send({ type: 'CancelOrders', owner: 'm', orderIds: [bid.hash], now: 3001 }).reply.not_canceled, { [bid.hash]: 'already cancelled' });
+  t.deepEqual(b.send({ type: 'CancelOrders', owner: 'm', orderIds: [bid.hash], now: 3001 }).reply.not_canceled, {
+    [bid.hash]: 'already cancelled',
+  });
 });
 
 test('BUY releases sum to the reservation over any sequence of partial fills (rounding up the remainder)', (t) => {
@@ -476,7 +714,10 @@ test('Expire ejects orders whose expiration passed; StartGame ejects what rested
   const late = order('b', 'YES', 'BUY', 0.1, 1);
   place(b, late, { now: 100_500 });
   t.deepEqual(b.send({ type: 'StartGame', now: 101_000 }).reply, { ejected: [] }, 'booked after the start: stays');
-  t.deepEqual(ordersOf(b.s, 'b').map((o) => o.orderHash), [late.hash]);
+  t.deepEqual(
+    ordersOf(b.s, 'b').map((o) => o.orderHash),
+    [late.hash],
+  );
 });
 
 test('a PlaceOrder ejects expired makers first (the events Expire emits), and the taker never fills them; Expire afterwards is a no-op', (t) => {
@@ -494,7 +735,11 @@ test('a PlaceOrder ejects expired makers first (the events Expire emits), and th
   t.deepEqual(types(r.events), ['OrderEjected', 'OrderEjected', 'OrderPlaced', 'TradeMatched', 'OrderUpdated']);
   t.deepEqual(r.events.slice(0, 2), expire.events, 'the same events as Expire at that time');
   t.like(r.events[0] as any, { orderId: gtd.hash, reason: 'expired', release: { owner: 'm', asset: YES, amount: 1n * U } });
-  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.order_id), [gtc.hash], 'the reference is 0.55: the expired 0.50 is not on the book');
+  t.deepEqual(
+    trades(r.events)[0].maker_orders.map((m) => m.order_id),
+    [gtc.hash],
+    'the reference is 0.55: the expired 0.50 is not on the book',
+  );
   t.like(r.reply, { status: 'matched', sizeMatched: 2n * U, remaining: 1n * U });
   t.is(getOrder(b.s, gtd.hash), null);
   t.deepEqual(b.send({ type: 'Expire', now: 50_001 }), { events: [], reply: { ejected: [] } });
@@ -504,7 +749,10 @@ test('a PlaceOrder ejects expired makers first (the events Expire emits), and th
   const early = order('m', 'YES', 'SELL', 0.5, 1, { orderType: 'GTD', expiration: 50 });
   place(c, early);
   const r2 = place(c, order('tk', 'YES', 'BUY', 0.5, 1), { now: 49_999 });
-  t.deepEqual(trades(r2.events)[0].maker_orders.map((m) => m.order_id), [early.hash]);
+  t.deepEqual(
+    trades(r2.events)[0].maker_orders.map((m) => m.order_id),
+    [early.hash],
+  );
 });
 
 test('at or after the start a PlaceOrder first does what StartGame does (expired ones as Expire); StartGame afterwards is a no-op', (t) => {
@@ -522,15 +770,30 @@ test('at or after the start a PlaceOrder first does what StartGame does (expired
   const taker = order('tk', 'YES', 'BUY', 0.5, 1);
   const r = place(b, taker, { now: 100_000 });
   t.deepEqual(r.events.slice(0, 4), [...expire.events, ...start.events], 'Expire then StartGame, in one decision');
-  t.deepEqual(r.events.slice(0, 4).map((e: any) => [e.orderId, e.reason]), [[preGtd.hash, 'expired'], [pre.hash, 'game_start'], [otherSide.hash, 'game_start'], [x.hash, 'game_start']]);
+  t.deepEqual(
+    r.events.slice(0, 4).map((e: any) => [e.orderId, e.reason]),
+    [
+      [preGtd.hash, 'expired'],
+      [pre.hash, 'game_start'],
+      [otherSide.hash, 'game_start'],
+      [x.hash, 'game_start'],
+    ],
+  );
   t.like(r.events[4] as any, { type: 'OrderPlaced', status: 'LIVE' });
   t.like(r.reply, { status: 'live', tradeIDs: [] }, 'nothing booked before the start is filled');
-  t.deepEqual(ordersOf(b.s, 'tk').map((o) => o.orderHash), [taker.hash]);
+  t.deepEqual(
+    ordersOf(b.s, 'tk').map((o) => o.orderHash),
+    [taker.hash],
+  );
   t.deepEqual(b.send({ type: 'StartGame', now: 100_001 }), { events: [], reply: { ejected: [] } });
   t.deepEqual(b.send({ type: 'Expire', now: 100_001 }), { events: [], reply: { ejected: [] } });
   t.deepEqual(checkBook(b.s, { now: 100_000 }), []);
   // the start moved later while orders rest: due again at the new start
-  b.send({ type: 'ConfigureMarket', now: 100_002, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', start_time: 200_000 } });
+  b.send({
+    type: 'ConfigureMarket',
+    now: 100_002,
+    market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.01', min_size: '1', start_time: 200_000 },
+  });
   const again = place(b, order('y', 'YES', 'SELL', 0.4, 1), { now: 200_000 });
   t.like(again.events[0] as any, { type: 'OrderEjected', orderId: taker.hash, reason: 'game_start' });
   t.like(again.reply, { status: 'live' });
@@ -552,7 +815,9 @@ test('ReleaseDelayed ejects what is due before placing the held orders: they nev
 
 test('the due indexes survive fills, cancels and snapshots: ejections go out in booking order', (t) => {
   const b = book({ min_size: '0' });
-  const gtds = Array.from({ length: 40 }, (_, i) => order(`m${i}`, 'YES', 'SELL', 0.5 + (i % 5) / 100, 1, { orderType: 'GTD', expiration: 100 - (i % 7) }));
+  const gtds = Array.from({ length: 40 }, (_, i) =>
+    order(`m${i}`, 'YES', 'SELL', 0.5 + (i % 5) / 100, 1, { orderType: 'GTD', expiration: 100 - (i % 7) }),
+  );
   for (const o of gtds) place(b, o);
   for (let i = 0; i < 40; i += 3) b.send({ type: 'CancelOrders', owner: `m${i}`, all: true, now: 2000 });
   place(b, order('tk', 'YES', 'BUY', 0.5, 5), { now: 2000 });
@@ -560,7 +825,17 @@ test('the due indexes survive fills, cancels and snapshots: ejections go out in 
   const back = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))));
   t.deepEqual(checkBook(back), []);
   const r = place(b, order('tk2', 'YES', 'BUY', 0.1, 1), { now: 97_000 });
-  t.deepEqual(D.decide(back, { type: 'PlaceOrder', order: order('tk2', 'YES', 'BUY', 0.1, 1, { hash: (r.events.at(-1) as any).order.hash }), now: 97_000, mintMerge: true, distortionBound: 1_000_000 }), r as any, 'a restored state decides the same');
+  t.deepEqual(
+    D.decide(back, {
+      type: 'PlaceOrder',
+      order: order('tk2', 'YES', 'BUY', 0.1, 1, { hash: (r.events.at(-1) as any).order.hash }),
+      now: 97_000,
+      mintMerge: true,
+      distortionBound: 1_000_000,
+    }),
+    r as any,
+    'a restored state decides the same',
+  );
   const ejected = r.events.filter((e) => e.type === 'OrderEjected').map((e: any) => e.orderId);
   const want = gtds.filter((o, i) => i % 3 !== 0 && o.expiration * 1000 <= 97_000 && getOrder(back, o.hash)).map((o) => o.hash);
   t.true(want.length > 0);
@@ -587,7 +862,13 @@ test('the start window: orders are delayed, then inserted (and matched) by Relea
   t.deepEqual(rel.reply.released, [held.hash, expiring.hash]);
   t.like(rel.reply.replies[held.hash], { status: 'matched', tradeIDs: ['TD'] });
   t.like(rel.reply.replies[expiring.hash], { error: 'ORDER_EXPIRED' });
-  t.like(rel.events.at(-1) as any, { type: 'OrderEjected', reason: 'release_rejected', code: 'ORDER_EXPIRED', held: true, release: { amount: 400_000n } });
+  t.like(rel.events.at(-1) as any, {
+    type: 'OrderEjected',
+    reason: 'release_rejected',
+    code: 'ORDER_EXPIRED',
+    held: true,
+    release: { amount: 400_000n },
+  });
   t.is(b.s.held.size, 0);
   t.deepEqual(checkBook(b.s), []);
 });
@@ -616,7 +897,11 @@ test('a finer tick while orders rest re-files the ladders; snapshots round-trip'
   const b = book();
   place(b, order('a', 'YES', 'BUY', 0.4, 2));
   place(b, order('b', 'YES', 'SELL', 0.6, 2));
-  b.send({ type: 'ConfigureMarket', now: 5, market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.001', min_size: '1' } });
+  b.send({
+    type: 'ConfigureMarket',
+    now: 5,
+    market: { condition_id: MKT, yes_token_id: YES, no_token_id: NO, tick_size: '0.001', min_size: '1' },
+  });
   t.is(b.s.gran, 1000);
   t.is(place(b, order('c', 'YES', 'BUY', 0.405, 1)).reply.status, 'live');
   t.like(place(b, order('d', 'YES', 'SELL', 0.4, 2)).reply, { status: 'matched', sizeMatched: 2n * U });
@@ -648,7 +933,14 @@ test('the finished-order memory is bounded: the oldest are forgotten first, acro
     b.send({ type: 'CancelOrders', owner: 'a', orderIds: [o.hash], now: 2000 });
   }
   const r = b.send({ type: 'CancelOrders', owner: 'a', orderIds: first, now: 3000 });
-  t.deepEqual(Object.values(r.reply.not_canceled), ['order not found', 'order not found', 'order not found', 'order not found', 'order not found', 'already cancelled']);
+  t.deepEqual(Object.values(r.reply.not_canceled), [
+    'order not found',
+    'order not found',
+    'order not found',
+    'order not found',
+    'order not found',
+    'already cancelled',
+  ]);
   const back = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))));
   t.deepEqual(toSnapshot(back), toSnapshot(b.s));
   t.is(toSnapshot(back).finished.length, FINISHED_CAP);
@@ -660,10 +952,15 @@ test('a level with many cancelled orders keeps time priority after compaction', 
   const makers = Array.from({ length: 300 }, (_, i) => order(`m${i}`, 'YES', 'SELL', 0.5, 1));
   for (const o of makers) place(b, o);
   const kept = makers.filter((_, i) => i % 6 === 0);
-  makers.forEach((o, i) => { if (i % 6 !== 0) b.send({ type: 'CancelOrders', owner: `m${i}`, orderIds: [o.hash], now: 2000 }); });
+  makers.forEach((o, i) => {
+    if (i % 6 !== 0) b.send({ type: 'CancelOrders', owner: `m${i}`, orderIds: [o.hash], now: 2000 });
+  });
   t.deepEqual(checkBook(b.s), []);
   const r = place(b, order('tk', 'YES', 'BUY', 0.5, 30));
-  t.deepEqual(trades(r.events)[0].maker_orders.map((m) => m.order_id), kept.slice(0, 30).map((o) => o.hash));
+  t.deepEqual(
+    trades(r.events)[0].maker_orders.map((m) => m.order_id),
+    kept.slice(0, 30).map((o) => o.hash),
+  );
   t.deepEqual(checkBook(b.s), []);
 });
 
@@ -683,18 +980,18 @@ test('a delayed FOK that cannot fill at its release is ejected; token ids are fi
 test('a wallet at its open-order cap in a market: GTC/GTD rejected, FOK taken, room again after a cancel or fill', (t) => {
   const b = book();
   const cap = { maxOpenOrders: 2 };
-  t.is(place(b, order('alice', 'YES', 'BUY', 0.40, 1), cap).reply.status, 'live');
-  t.is(place(b, order('alice', 'NO', 'BUY', 0.30, 1), cap).reply.status, 'live');
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.4, 1), cap).reply.status, 'live');
+  t.is(place(b, order('alice', 'NO', 'BUY', 0.3, 1), cap).reply.status, 'live');
   const third = place(b, order('alice', 'YES', 'BUY', 0.41, 1), cap);
   t.is(third.reply.error, 'INVALID_ORDER');
   t.regex(third.reply.message, /already has 2 open orders in this market/);
   t.deepEqual(third.events, []);
   t.is(place(b, order('alice', 'YES', 'BUY', 0.35, 1, { orderType: 'GTD', expiration: 10_000 }), cap).reply.error, 'INVALID_ORDER');
-  t.is(place(b, order('bob', 'YES', 'SELL', 0.60, 5), cap).reply.status, 'live', 'another wallet is not capped by alice');
+  t.is(place(b, order('bob', 'YES', 'SELL', 0.6, 5), cap).reply.status, 'live', 'another wallet is not capped by alice');
   // A FOK never rests: taken at the cap (here it fills against bob).
-  t.is(place(b, order('alice', 'YES', 'BUY', 0.60, 1, { orderType: 'FOK' }), cap).reply.status, 'matched');
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.6, 1, { orderType: 'FOK' }), cap).reply.status, 'matched');
   // Without the field (commands from before it): no cap.
-  t.is(place(b, order('alice', 'YES', 'BUY', 0.20, 1)).reply.status, 'live');
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.2, 1)).reply.status, 'live');
   const mine = ordersOf(b.s, 'alice').map((o: any) => o.orderHash);
   t.is(mine.length, 3);
   b.send({ type: 'CancelOrders', owner: 'alice', orderIds: mine.slice(0, 2), now: 1001 });

@@ -6,7 +6,9 @@ import { deciderSpec } from '../../../helpers/decider-spec.ts';
 function runner() {
   let s: WalletState = walletDecider.initial('W');
   return {
-    get state() { return s; },
+    get state() {
+      return s;
+    },
     send(cmd: any, at = 1000) {
       const d = walletDecider.decide(s, { ...cmd, at });
       for (const e of d.events) s = walletDecider.evolve(s, e);
@@ -17,17 +19,54 @@ function runner() {
 
 test('an order reserves against the balance minus what other orders hold, across markets', (t) => {
   const w = runner();
-  t.true(w.send({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm1', balance: { amount: '100', slot: 5 }, holdMs: 30_000 }).reply.ok);
+  t.true(
+    w.send({
+      type: 'Reserve',
+      orderId: 'o1',
+      asset: 'collateral',
+      amount: '60',
+      market: 'm1',
+      balance: { amount: '100', slot: 5 },
+      holdMs: 30_000,
+    }).reply.ok,
+  );
   const r2 = w.send({ type: 'Reserve', orderId: 'o2', asset: 'collateral', amount: '50', market: 'm2', holdMs: 30_000 });
-  t.deepEqual(r2.reply, { ok: false, code: 'INSUFFICIENT_BALANCE', available: '40', message: 'maker amount 50 exceeds the unreserved balance 40' });
-  t.true(w.send({ type: 'Reserve', orderId: 'o3', asset: 'tokenA', amount: '5', market: 'm1', balance: { amount: '5', slot: 5 }, holdMs: 30_000 }).reply.ok, 'other assets are separate');
-  t.true(w.send({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm1', holdMs: 30_000 }).reply.ok, 'the same order again: idempotent');
+  t.deepEqual(r2.reply, {
+    ok: false,
+    code: 'INSUFFICIENT_BALANCE',
+    available: '40',
+    message: 'maker amount 50 exceeds the unreserved balance 40',
+  });
+  t.true(
+    w.send({
+      type: 'Reserve',
+      orderId: 'o3',
+      asset: 'tokenA',
+      amount: '5',
+      market: 'm1',
+      balance: { amount: '5', slot: 5 },
+      holdMs: 30_000,
+    }).reply.ok,
+    'other assets are separate',
+  );
+  t.true(
+    w.send({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm1', holdMs: 30_000 }).reply.ok,
+    'the same order again: idempotent',
+  );
   t.is(available(w.state, 'collateral', 1000), 40n);
 });
 
 test('release partial then whole, never twice; a newer balance read wins, an older one does not', (t) => {
   const w = runner();
-  w.send({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm', balance: { amount: '100', slot: 5 }, holdMs: 30_000 });
+  w.send({
+    type: 'Reserve',
+    orderId: 'o1',
+    asset: 'collateral',
+    amount: '60',
+    market: 'm',
+    balance: { amount: '100', slot: 5 },
+    holdMs: 30_000,
+  });
   w.send({ type: 'Confirm', orderId: 'o1' });
   t.deepEqual(w.send({ type: 'Release', orderId: 'o1', amount: '20', reason: 'fill' }).reply, { ok: true, released: '20' });
   t.is(available(w.state, 'collateral', 1000), 60n);
@@ -41,13 +80,27 @@ test('release partial then whole, never twice; a newer balance read wins, an old
 
 test('an unconfirmed hold lapses (a node died between reserving and placing); a confirmed one does not', (t) => {
   const w = runner();
-  w.send({ type: 'Reserve', orderId: 'lost', asset: 'collateral', amount: '70', market: 'm', balance: { amount: '100', slot: 1 }, holdMs: 10_000 }, 1000);
+  w.send(
+    {
+      type: 'Reserve',
+      orderId: 'lost',
+      asset: 'collateral',
+      amount: '70',
+      market: 'm',
+      balance: { amount: '100', slot: 1 },
+      holdMs: 10_000,
+    },
+    1000,
+  );
   w.send({ type: 'Reserve', orderId: 'kept', asset: 'collateral', amount: '30', market: 'm', holdMs: 10_000 }, 1000);
   w.send({ type: 'Confirm', orderId: 'kept' }, 2000);
   t.is(available(w.state, 'collateral', 20_000), 70n);
   const d = w.send({ type: 'Reserve', orderId: 'new', asset: 'collateral', amount: '70', market: 'm', holdMs: 10_000 }, 20_000);
   t.true(d.reply.ok);
-  t.deepEqual(d.events.map((e) => e.type), ['Released', 'Reserved']);
+  t.deepEqual(
+    d.events.map((e) => e.type),
+    ['Released', 'Reserved'],
+  );
   t.deepEqual(Object.keys(w.state.reservations).sort(), ['kept', 'new']);
 });
 
@@ -58,16 +111,31 @@ const held = (orderId: string, amount: string, confirmed = true) =>
 const seen = { type: 'BalanceSeen', asset: 'collateral', amount: '100', slot: 5 } as WalletEvent;
 
 test('given a balance and a hold, when another order asks for more than is free, then it is refused and nothing changes', (t) => {
-  wallet.given(seen, held('o1', '60')).when({ type: 'Reserve', orderId: 'o2', asset: 'collateral', amount: '50', market: 'm', holdMs: 30_000, at: 1000 })
-    .then(t, { events: [], reply: { ok: false, code: 'INSUFFICIENT_BALANCE', available: '40', message: 'maker amount 50 exceeds the unreserved balance 40' } });
+  wallet
+    .given(seen, held('o1', '60'))
+    .when({ type: 'Reserve', orderId: 'o2', asset: 'collateral', amount: '50', market: 'm', holdMs: 30_000, at: 1000 })
+    .then(t, {
+      events: [],
+      reply: { ok: false, code: 'INSUFFICIENT_BALANCE', available: '40', message: 'maker amount 50 exceeds the unreserved balance 40' },
+    });
 });
 
 test('given a hold, when it is released in part, then the rest stays held', (t) => {
-  wallet.given(seen, held('o1', '60')).when({ type: 'Release', orderId: 'o1', amount: '20', reason: 'fill', at: 1000 })
+  wallet
+    .given(seen, held('o1', '60'))
+    .when({ type: 'Release', orderId: 'o1', amount: '20', reason: 'fill', at: 1000 })
     .then(t, { events: [{ type: 'Released', orderId: 'o1', amount: '20', reason: 'fill' }], reply: { ok: true, released: '20' } });
 });
 
 test('given an unconfirmed hold past its time, when any command comes, then the hold lapses first', (t) => {
-  wallet.given(seen, held('lost', '70', false)).when({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '100', slot: 6 }, at: 40_000 })
-    .then(t, { events: [{ type: 'Released', orderId: 'lost', amount: '70', reason: 'hold_lapsed' }, { type: 'BalanceSeen', asset: 'collateral', amount: '100', slot: 6 }], reply: { ok: true } });
+  wallet
+    .given(seen, held('lost', '70', false))
+    .when({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '100', slot: 6 }, at: 40_000 })
+    .then(t, {
+      events: [
+        { type: 'Released', orderId: 'lost', amount: '70', reason: 'hold_lapsed' },
+        { type: 'BalanceSeen', asset: 'collateral', amount: '100', slot: 6 },
+      ],
+      reply: { ok: true },
+    });
 });
