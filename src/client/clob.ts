@@ -4,10 +4,10 @@
 import bs58 from 'bs58';
 import { signDetached } from '../clob/ed25519.ts';
 import type { z } from 'zod';
-import type * as api from '../http/openapi-schemas.ts';
-import type { heartbeatStatusSchema } from '../http/routes/heartbeats.ts';
-import type { mintMergeResult } from '../http/routes/market-makers.ts';
-import type { marketDataResponse } from '../http/routes/market-data.ts';
+import type * as api from '../api/schemas.ts';
+import type { heartbeatStatusSchema } from '../api/heartbeats.ts';
+import type { mintMergeResult } from '../api/market-makers.ts';
+import type { marketDataResponse } from '../api/market-data.ts';
 import { ApiError, expect, Transport, type TransportOptions } from './http.ts';
 import { addressOf, buildOrder, orderIdOf, type OrderInput, type OrderType, type SignedOrder, type WalletKey } from './orders.ts';
 import { parseSse, type LedgerEvent } from './stream.ts';

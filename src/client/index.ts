@@ -1,6 +1,6 @@
 // The service's typed client: `ClobClient` (order book, wallet sign-in) and `ParlayClient`
 // (parlays and the market catalog, Platform JWT). Response types are the zod schemas that
-// /openapi.json documents (src/http/openapi-schemas.ts).
+// /openapi.json documents (src/api/: the HTTP contract the routes validate with).
 export { ClobClient, type ClobClientOptions, type TradeParams, type StreamOptions, type OrderBookSummary } from './clob.ts';
 export {
   ParlayClient,
@@ -42,4 +42,4 @@ export { Channel, type ChannelOptions, type ChannelStats } from './channel.ts';
 export { LocalBook, type LocalBookView, type Level } from './local-book.ts';
 export type * from '../../topics/market-channel.ts';
 export { parseSse, type SseEvent, type LedgerEvent } from './stream.ts';
-export type * from '../http/openapi-schemas.ts';
+export type * from '../api/schemas.ts';

@@ -1,8 +1,8 @@
 // Typed client of the parlay side (/api/parlays/...) and the market catalog (/api/markets/...),
 // authenticated with a Platform JWT the caller provides (a string, or a function for renewals).
 import type { z } from 'zod';
-import type * as api from '../http/openapi-schemas.ts';
-import type { vaultPatch } from '../http/routes/parlays.ts';
+import type * as api from '../api/schemas.ts';
+import type { vaultPatch } from '../api/parlays.ts';
 import type { marketCreate, marketPatch } from '../clob/catalog.ts';
 import type * as tpl from '../templates/schemas.ts';
 import { expect, Transport, type TransportOptions } from './http.ts';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type Router from '@koa/router';
 import { HttpError, zodMessage } from './errors.ts';
-import { errorBody } from './openapi-schemas.ts';
+import { errorBody } from '../api/schemas.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

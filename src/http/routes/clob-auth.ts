@@ -9,7 +9,7 @@ import { SignIns } from '../../clob/sign-ins.ts';
 import type { Edge } from '../edge.ts';
 import { limit } from '../rate-limit.ts';
 import { documentRoutes } from '../openapi.ts';
-import * as api from '../openapi-schemas.ts';
+import * as api from '../../api/schemas.ts';
 
 import type { Db } from '../../db.ts';
 

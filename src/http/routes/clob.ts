@@ -14,7 +14,7 @@ import { PassThrough } from 'node:stream';
 import type { ClobTokens } from '../../clob/sign-in.ts';
 import type { Edge } from '../edge.ts';
 import { documentRoutes } from '../openapi.ts';
-import * as api from '../openapi-schemas.ts';
+import * as api from '../../api/schemas.ts';
 
 import type { Db } from '../../db.ts';
 

@@ -2,7 +2,7 @@
 // and `GET /docs`, a self-contained HTML page rendering it (no scripts, no CDN).
 import Router from '@koa/router';
 import { documentRoutes, openapi, type OpenApiRegistry } from '../openapi.ts';
-import * as api from '../openapi-schemas.ts';
+import * as api from '../../api/schemas.ts';
 import { z } from 'zod';
 
 // The operational routes of health.ts; documented here so that their module stays as it is.

@@ -2,7 +2,7 @@
 // (or, with `{ "enabled": false }`, disarms it); `GET /v1/heartbeats` reads its state. The expiry
 // itself is src/clob/heartbeats.ts.
 import Router from '@koa/router';
-import { z } from 'zod';
+import { heartbeatBody, heartbeatStatusSchema } from '../../api/heartbeats.ts';
 import { HttpError, zodMessage } from '../errors.ts';
 import { clobAuth } from './clob-auth.ts';
 import { heartbeatStatus, recordHeartbeat } from '../../clob/heartbeats.ts';
@@ -12,28 +12,7 @@ import type { Edge } from '../edge.ts';
 
 import type { Db } from '../../db.ts';
 
-/** Body of POST /v1/heartbeats (optional: no body = a heartbeat that arms the wallet). */
-export const heartbeatBody = z
-  .strictObject({
-    enabled: z.boolean().default(true).meta({ description: 'false opts the wallet out of cancel-on-disconnect' }),
-  })
-  .meta({ id: 'HeartbeatRequest' });
-
-const ts = z.string().meta({ description: 'ISO 8601 UTC timestamp' });
-
-/** Answer of both heartbeat routes. */
-export const heartbeatStatusSchema = z
-  .strictObject({
-    wallet: z.string(),
-    enabled: z.boolean(),
-    state: z.enum(['armed', 'expiring', 'expired', 'off']),
-    timeout_ms: z.number().int(),
-    last_heartbeat_at: ts.nullable(),
-    expires_at: ts.nullable().meta({ description: 'when the resting orders are cancelled unless another heartbeat comes' }),
-    last_expired_at: ts.nullable(),
-    cancelled_at_last_expiry: z.number().int(),
-  })
-  .meta({ id: 'HeartbeatStatus' });
+export { heartbeatBody, heartbeatStatusSchema };
 
 export function heartbeatRoutes(o: { tokens: ClobTokens; db: () => Db; timeoutMs: number; edge: Edge }) {
   const r = new Router({ prefix: '/v1' });

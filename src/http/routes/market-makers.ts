@@ -4,7 +4,7 @@
 //   POST /v1/market-makers/merge { market, amount }
 // Bearer auth; the wallet is the token's. Answer { success, operation, market, amount, transaction_hash }.
 import Router from '@koa/router';
-import { z } from 'zod';
+import { mintMergeBody, mintMergeResult } from '../../api/market-makers.ts';
 import { HttpError, notFound, zodMessage } from '../errors.ts';
 import { documentRoutes, errorBody } from '../openapi.ts';
 import { clobAuth } from './clob-auth.ts';
@@ -12,16 +12,7 @@ import type { ClobTokens } from '../../clob/sign-in.ts';
 import type { MintMerge } from '../../settlement/mint-merge.ts';
 import type { Edge } from '../edge.ts';
 
-export const mintMergeBody = z.object({
-  market: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{64}$/, 'a market is a condition id: 0x + 64 hex digits')
-    .transform((s) => s.toLowerCase()),
-  amount: z
-    .string()
-    .regex(/^[1-9]\d{0,18}$/, 'amount is a positive integer of micro-units, as a decimal string')
-    .transform((s) => BigInt(s)),
-});
+export { mintMergeBody, mintMergeResult };
 
 export function marketMakerRoutes(o: { tokens: ClobTokens; mintMerge: MintMerge; enabled: boolean; edge: Edge }) {
   const r = new Router({ prefix: '/v1/market-makers' });
@@ -39,16 +30,6 @@ export function marketMakerRoutes(o: { tokens: ClobTokens; mintMerge: MintMerge;
   }
   return r;
 }
-
-export const mintMergeResult = z
-  .object({
-    success: z.literal(true),
-    operation: z.enum(['mint_tokens', 'merge_tokens']),
-    market: z.string(),
-    amount: z.string(),
-    transaction_hash: z.string(),
-  })
-  .meta({ id: 'MintMergeResult' });
 
 documentRoutes(
   ...(['mint', 'merge'] as const).map((op) => ({

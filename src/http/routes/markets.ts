@@ -5,7 +5,7 @@ import { HttpError, notFound } from '../errors.ts';
 import { CatalogConflict, marketCreate, marketPatch, type Catalog } from '../../clob/catalog.ts';
 import { z } from 'zod';
 import { documentRoutes, validate } from '../openapi.ts';
-import * as api from '../openapi-schemas.ts';
+import * as api from '../../api/schemas.ts';
 import type { Edge } from '../edge.ts';
 
 export const marketsRequest = {

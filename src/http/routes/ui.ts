@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { Context } from 'koa';
 import { notFound } from '../errors.ts';
 import { documentRoutes, validate } from '../openapi.ts';
-import { errorBody } from '../openapi-schemas.ts';
+import { errorBody } from '../../api/schemas.ts';
 
 const UI_DIR = new URL('../../../ui/', import.meta.url);
 
