@@ -34,7 +34,7 @@ const layers = [
 const guarded = [
   {
     target: 'src/http/',
-    importers: ['src/node.ts', 'src/main.ts', 'src/modules/', 'src/dev/', 'test/', 'bench/'],
+    importers: ['src/node.ts', 'src/modules/', 'test/', 'bench/'],
     why: 'HTTP is the edge: use cases throw domain errors and never depend on the web layer',
   },
 ];

@@ -1,9 +1,7 @@
 // `npm start`: one node. Embedded by default (in-process bus, PGlite); set KAFKA_BROKERS and
 // DATABASE_URL to join a cluster.
 import { loadConfig, ConfigError } from './config.ts';
-import { startNode } from './node.ts';
-import { PortBusy } from './http/port.ts';
-import { DataDirBusy } from './store/data-dir-lock.ts';
+import { startNode, PortBusy, DataDirBusy } from './node.ts';
 
 async function main() {
   let cfg;

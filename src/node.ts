@@ -32,6 +32,9 @@ import { settlementModule } from './modules/settlement.ts';
 import { startDevChainModule } from './modules/dev-chain.ts';
 
 export { readKeypair } from './modules/parlay.ts';
+/** The refusals of a start an operator fixes in the settings or the machine (main prints them as one line). */
+export { PortBusy } from './http/port.ts';
+export { DataDirBusy } from './store/data-dir-lock.ts';
 
 export interface NodeOptions {
   log?: Logger;
