@@ -12,6 +12,7 @@ import {
   SELL,
   YES,
   type BookEvent,
+  type Decided,
   type BookOrder,
   type BookState,
   type MakerFill,
@@ -26,10 +27,7 @@ import {
   type TradeSummary,
 } from './types.ts';
 
-export interface Decided<R> {
-  events: BookEvent[];
-  reply: R;
-}
+export type { Decided } from './types.ts';
 
 export const reject = (error: Rejection['error'], message: string): Rejection => ({ error, message });
 

@@ -2,8 +2,8 @@
 // the game-start ejection. Every removal event carries the reservation it releases.
 import { releaseOf, reservationOf } from './amounts.ts';
 import { ownerHashes } from './owners.ts';
-import type { Decided } from './place.ts';
 import type {
+  Decided,
   BookEvent,
   BookOrder,
   BookState,

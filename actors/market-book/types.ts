@@ -272,3 +272,9 @@ export interface BookState {
   byExpiry: BookOrder[];
   byBookedAt: BookOrder[];
 }
+
+/** A decision of the book: the events it takes and the reply to its command. */
+export interface Decided<R> {
+  events: BookEvent[];
+  reply: R;
+}
