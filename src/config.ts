@@ -180,12 +180,19 @@ export interface Config {
   askTimeoutMs: number;
   /** WebSocket channels (src/ws/, docs/ws.md): per-connection bounds, heartbeats, the feed's ring and tail. */
   ws: {
+    /** Most bytes of one frame from a client (larger: closed 1009 by ws). */
     maxPayloadBytes: number;
+    /** Most bytes queued to one connection; past it the connection is dropped (4008). */
     maxBufferedBytes: number;
+    /** Most assets one connection may subscribe (past it: 4413). */
     maxAssets: number;
+    /** Most open connections from one address (past it the upgrade is answered 429). */
     maxConnectionsPerIp: number;
+    /** Client frames per second per connection (a bucket of this many, refilled per second; past it: 4029). */
     messagesPerSecond: number;
+    /** Server ping period. */
     pingMs: number;
+    /** A connection silent (no frame, no pong) this long is terminated. */
     idleTimeoutMs: number;
     ringSize: number;
     lingerMs: number;

@@ -8,6 +8,7 @@ import type * as api from '../api/schemas.ts';
 import type { heartbeatStatusSchema } from '../api/heartbeats.ts';
 import type { mintMergeResult } from '../api/market-makers.ts';
 import type { marketDataResponse } from '../api/market-data.ts';
+import type { TradeQuery } from '../api/clob.ts';
 import { ApiError, expect, Transport, type TransportOptions } from './http.ts';
 import { addressOf, buildOrder, orderIdOf, type OrderInput, type OrderType, type SignedOrder, type WalletKey } from './orders.ts';
 import { parseSse, type LedgerEvent } from './stream.ts';
@@ -21,17 +22,8 @@ export interface ClobClientOptions extends TransportOptions {
   internalToken?: string;
 }
 
-export interface TradeParams {
-  id?: string;
-  owner?: string;
-  taker?: string;
-  maker?: string;
-  market?: string;
-  asset_id?: string;
-  limit?: number;
-  before?: number;
-  after?: number;
-}
+/** GET /v1/trades parameters (src/api/clob.ts). */
+export type TradeParams = TradeQuery;
 
 export interface StreamOptions {
   /** Where a new stream starts: `now` (default) or `beginning`; ignored when resuming. */

@@ -76,6 +76,15 @@ export const marketPatch = z
 export type MarketCreate = z.infer<typeof marketCreate>;
 export type MarketPatch = z.infer<typeof marketPatch>;
 
+/** A market's tokens and sizes as raw catalog columns (micro-units as text): what the market-data reads and the feed key on. */
+export interface MarketTokens {
+  condition_id: string;
+  yes_token_id: string;
+  no_token_id: string;
+  tick_size: string;
+  min_size: string;
+}
+
 /** The book's view of a market (micro-units, ms). */
 export interface MarketConfig {
   condition_id: string;

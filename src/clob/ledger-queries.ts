@@ -2,6 +2,7 @@
 // contracts/clob.md answers them.
 import { microToDecimal } from '../../topics/units.ts';
 
+import type { TradeFilter } from '../api/clob.ts';
 import type { Db } from '../db.ts';
 
 const dec = (col: string) => `trim(trailing '.' from trim(trailing '0' from (${col}::numeric / 1000000)::numeric(40,6)::text))`;
@@ -32,17 +33,7 @@ export async function openOrders(db: Db, wallet: string, f: { market?: string; i
   return rows.map((r) => parse(r.j));
 }
 
-export interface TradeParams {
-  id?: string;
-  owner?: string;
-  taker?: string;
-  maker?: string;
-  market?: string;
-  asset_id?: string;
-  limit: number;
-  before?: number;
-  after?: number;
-}
+export type TradeParams = TradeFilter;
 
 export async function trades(db: Db, wallet: string, f: TradeParams) {
   const me = wallet.toLowerCase();

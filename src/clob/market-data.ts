@@ -2,6 +2,7 @@
 // spread and tick, from the book actor (single writer: one ReadBook ask per market); its price
 // history from the ledger's trades. Every price and size is an exact decimal string of integer
 // micro-units: no floating point touches a price.
+import type { MarketTokens } from './catalog.ts';
 import { createHash } from 'node:crypto';
 import { AskTimeout, channel, type Answer, type Asker } from '../runtime/asker.ts';
 import type { BookProtocol } from '../../topics/clob-commands.ts';
@@ -13,13 +14,7 @@ import { marketTrades, type PublicTrade } from './market-trades.ts';
 import type { Db } from '../db.ts';
 
 /** What the catalog says of a market, for its two tokens. */
-interface MarketRow {
-  condition_id: string;
-  yes_token_id: string;
-  no_token_id: string;
-  tick_size: string;
-  min_size: string;
-}
+type MarketRow = MarketTokens;
 
 /** The book actor's ReadBook reply (topics/clob-commands.ts, BookView): levels as [price micro, size micro] per outcome view. */
 type BookReply = Answer<BookProtocol, { type: 'ReadBook'; mintMerge: boolean }>;

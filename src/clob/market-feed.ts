@@ -3,6 +3,7 @@
 // ledger (table ledger_messages, tailed by every node: any node serves any subscription), a
 // gap-free channel seq and a bounded ring of recent messages for resumes; and each connected
 // wallet's own order and trade messages.
+import type { MarketTokens } from './catalog.ts';
 import { canonicalBook, type PriceLevel } from './market-data.ts';
 import { decimal } from './service.ts';
 import { createHash } from 'node:crypto';
@@ -51,13 +52,7 @@ interface Resting {
   original: bigint;
   matched: bigint;
 }
-interface MarketRow {
-  condition_id: string;
-  yes_token_id: string;
-  no_token_id: string;
-  tick_size: string;
-  min_size: string;
-}
+type MarketRow = MarketTokens;
 
 /** One market's channel state. */
 class MarketState {

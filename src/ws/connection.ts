@@ -3,23 +3,13 @@
 // (4029), liveness (a socket silent past the idle timeout is terminated, never left half-open).
 import type WebSocket from 'ws';
 import type { FeedListener } from '../clob/market-feed.ts';
+import type { Config } from '../config.ts';
 
-export interface WsLimits {
-  /** Most bytes of one frame from a client (larger: closed 1009 by ws). */
-  maxPayloadBytes: number;
-  /** Most bytes queued to one connection; past it the connection is dropped (4008). */
-  maxBufferedBytes: number;
-  /** Most assets one connection may subscribe (past it: 4413). */
-  maxAssets: number;
-  /** Most open connections from one address (past it the upgrade is answered 429). */
-  maxConnectionsPerIp: number;
-  /** Client frames per second per connection (a bucket of this many, refilled per second; past it: 4029). */
-  messagesPerSecond: number;
-  /** Server ping period. */
-  pingMs: number;
-  /** A connection silent (no frame, no pong) this long is terminated. */
-  idleTimeoutMs: number;
-}
+/** The per-connection bounds and heartbeats of the channels (settings `WS_*`, src/config.ts). */
+export type WsLimits = Pick<
+  Config['ws'],
+  'maxPayloadBytes' | 'maxBufferedBytes' | 'maxAssets' | 'maxConnectionsPerIp' | 'messagesPerSecond' | 'pingMs' | 'idleTimeoutMs'
+>;
 
 export const CLOSE = {
   malformed: 4400,
