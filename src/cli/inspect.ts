@@ -1,8 +1,11 @@
 // Shows one actor's state as its owner would have it: the stored snapshot (as of its partition
 // offset), then the commands of that key the log holds past the snapshot, run through the kind's
-// pure decider (with the inbox's answers for commands already applied), without committing.
+// pure decider (with the inbox's answers for commands already applied), without committing. A kind
+// whose rows hold its state (no snapshots) is replayed from the whole log and shown beside the
+// state its rows give (`rows`): the two agree.
 import { partitionFor } from '../runtime/partitioner.ts';
 import { step } from '../runtime/actor-cell.ts';
+import { commandsOf } from '../runtime/envelope.ts';
 import type { Envelope } from '../runtime/types.ts';
 import { scan } from './replay.ts';
 import { OpsError, type OpsContext } from './context.ts';
@@ -13,6 +16,8 @@ export interface InspectResult {
   topic: string;
   partition: number;
   snapshot: { next_offset: string; updated_at: string; state: unknown } | null;
+  /** A kind whose rows hold its state: that state as the rows give it (null: no rows yet). */
+  rows?: unknown;
   committed_offset: string | null;
   log_end: string;
   replayed: { offset: string; command: string; answered_from_inbox: boolean; events: string[]; reply?: unknown; error?: string }[];
@@ -57,7 +62,14 @@ export async function inspectActor(
     { signal: o.signal, quiet: o.quiet },
     `inspect ${kind.name}/${key}`,
     (r) => {
-      if (r.key === key) mine.push({ offset: r.offset, value: r.value });
+      let commands: ReturnType<typeof commandsOf>;
+      try {
+        commands = commandsOf(r.key, r.value);
+      } catch {
+        if (r.key === key) mine.push({ offset: r.offset, value: r.value });
+        return;
+      }
+      for (const c of commands) if (c.key === key) mine.push({ offset: r.offset, value: c.bulk ? JSON.stringify(c.envelope) : r.value });
     },
   );
   if (!ok) throw new OpsError('interrupted', 130);
@@ -133,6 +145,7 @@ export async function inspectActor(
     topic: kind.topic,
     partition,
     snapshot: snap,
+    ...(kind.rows ? { rows: ((await kind.rows.load(ctx.store.reader, [key])).get(key) ?? null) as unknown } : {}),
     committed_offset: committed?.toString() ?? null,
     log_end: end.toString(),
     replayed,

@@ -171,6 +171,7 @@ async function replay(
     replayFacts: (t, p, ids, offsets) => ctx.store.replayFacts(t, p, ids, offsets),
     resetOffset: (g, t, p, n, owner) => ctx.store.resetOffset(g, t, p, n, owner),
     loadSnapshots: (k, keys) => ctx.store.loadSnapshots(k, keys),
+    reader: ctx.store.reader,
     findInbox: (keys) => ctx.store.findInbox(keys),
     deadLetter: (r) => ctx.store.deadLetter(r),
     async commit(a) {

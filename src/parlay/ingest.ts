@@ -114,8 +114,9 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
   // Vault values are last-writer-wins by position: one command carries the newest of each.
   if (Object.keys(vaultValues).length)
     work.push({ txIndex: -1, spec: { key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
+  // In bulk: the events of one partition travel as one record and are answered by one reply.
   const outcomes = work.length
-    ? await deps.asker.askManySettledTo(
+    ? await deps.asker.askBulkSettledTo(
         channel<ParlayEventsProtocol>(deps.topic),
         work.map((w) => w.spec),
       )

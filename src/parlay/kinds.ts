@@ -10,7 +10,7 @@ import {
   type VaultReply,
 } from '../../topics/parlay-events.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
-import { projectParlays } from '../store/projections/parlay.ts';
+import { loadParlayStates, projectParlays } from '../store/projections/parlay.ts';
 import { projectVault } from '../store/projections/vault.ts';
 import type { ActorKind } from '../runtime/types.ts';
 
@@ -23,6 +23,8 @@ export function parlayKinds(topic: string): { kind: ActorKind; owns(key: string)
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as ParlayState,
     project: projectParlays,
+    // Its state is its rows; a creation needs none (insert, or nothing when the parlay exists).
+    rows: { load: loadParlayStates, blind: (c) => c.type === 'ParlayCreated' },
   };
   const vault: ActorKind<VaultState, VaultCommand & { at: number }, VaultEvent, VaultReply> = {
     name: 'vault',

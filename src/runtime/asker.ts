@@ -1,7 +1,16 @@
 // Asks: a command sent to its key's topic with a correlation id and this node's reply topic,
 // answered by the key's owner once the command's effects are committed.
 import { randomUUID } from 'node:crypto';
-import { envelopeJson, replyTopicOf } from './envelope.ts';
+import {
+  BULK_MAX_CHARS,
+  BULK_MAX_COMMANDS,
+  bulkEnvelopeJson,
+  bulkPartJson,
+  envelopeJson,
+  replyTopicOf,
+  type BulkAnswer,
+} from './envelope.ts';
+import { partitionFor } from './partitioner.ts';
 import { toJson, type Json } from './json.ts';
 import { CORRELATION, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
 import type { Bus, ConsumerHandle } from './types.ts';
@@ -16,6 +25,9 @@ export class AskTimeout extends Error {
 }
 
 export class AskFailed extends Error {}
+
+/** A bulk record refused whole: none of its commands was applied; they are to be asked one by one. */
+export class AskSplit extends AskFailed {}
 
 export interface AskSpec {
   topic: string;
@@ -97,7 +109,7 @@ export class Asker {
           if (!p) continue;
           this.pending.delete(msg.corr);
           if (p.timer) clearTimeout(p.timer);
-          if (msg.error) p.reject(new AskFailed(msg.error));
+          if (msg.error) p.reject(msg.split ? new AskSplit(msg.error) : new AskFailed(msg.error));
           else p.resolve(msg.reply);
         }
         return { done: true };
@@ -158,6 +170,84 @@ export class Asker {
     );
   }
 
+  /**
+   * As askManySettledTo, in bulk: the commands of one partition travel in one record (a bulk
+   * envelope, see envelope.ts) and come back in one reply, instead of a record and a reply each.
+   * For commands without idempotency keys whose kinds recognise a repeat themselves.
+   */
+  async askBulkSettledTo<P extends Protocol, const C extends P['cmd']>(
+    ch: Channel<P>,
+    commands: { key: string; cmd: C }[],
+    timeoutMs = this.defaultTimeoutMs,
+  ): Promise<PromiseSettledResult<Answer<P, C>>[]> {
+    const n = this.bus.partitionsOf(ch.topic);
+    const groups = new Map<number, number[]>();
+    commands.forEach((c, i) => {
+      const p = partitionFor(c.key, n);
+      const list = groups.get(p);
+      if (list) list.push(i);
+      else groups.set(p, [i]);
+    });
+    // Each partition's commands, cut into records within the bulk bounds.
+    const parts = commands.map((c) => bulkPartJson(c.key, c.cmd));
+    const records: number[][] = [];
+    for (const idx of groups.values()) {
+      let cur: number[] = [];
+      let chars = 0;
+      for (const i of idx) {
+        const size = parts[i].length + 1;
+        if (cur.length && (cur.length >= BULK_MAX_COMMANDS || chars + size > BULK_MAX_CHARS)) {
+          records.push(cur);
+          cur = [];
+          chars = 0;
+        }
+        cur.push(i);
+        chars += size;
+      }
+      if (cur.length) records.push(cur);
+    }
+    const now = Date.now();
+    const answers = await this.sendMany<BulkAnswer[]>(
+      records.map((idx) => ({
+        topic: ch.topic,
+        key: commands[idx[0]].key,
+        cmd: undefined,
+        value: bulkEnvelopeJson(
+          idx.map((i) => parts[i]),
+          now,
+        ),
+      })),
+      timeoutMs,
+    );
+    const out: PromiseSettledResult<Answer<P, C>>[] = new Array(commands.length);
+    const settled = await Promise.allSettled(answers);
+    // A record refused whole (one of its commands fails): its commands again, one record each.
+    const again = settled.flatMap((s, r) => (s.status === 'rejected' && s.reason instanceof AskSplit ? records[r] : []));
+    const alone = again.length
+      ? await this.askManySettled<Answer<P, C>>(
+          again.map((i) => ({ topic: ch.topic, key: commands[i].key, cmd: commands[i].cmd })),
+          timeoutMs,
+        )
+      : [];
+    again.forEach((i, j) => {
+      out[i] = alone[j];
+    });
+    settled.forEach((s, r) => {
+      const idx = records[r];
+      idx.forEach((i, j) => {
+        if (out[i]) return;
+        if (s.status === 'rejected') out[i] = { status: 'rejected', reason: s.reason };
+        else {
+          const a = Array.isArray(s.value) ? s.value[j] : undefined;
+          if (!a) out[i] = { status: 'rejected', reason: new AskFailed('no answer for this command in its bulk reply') };
+          else if ('error' in a) out[i] = { status: 'rejected', reason: new AskFailed(a.error) };
+          else out[i] = { status: 'fulfilled', value: a.reply as Answer<P, C> };
+        }
+      });
+    });
+    return out;
+  }
+
   /** tell on one channel, the commands typed by its protocol. */
   tellTo<P extends Protocol>(ch: Channel<P>, commands: Command<P['cmd']>[]): Promise<void> {
     return this.tell(commands.map((c) => ({ topic: ch.topic, ...c })));
@@ -181,7 +271,7 @@ export class Asker {
   }
 
   /** Sends the commands (one produce call per topic); resolves to one pending answer per command. */
-  private async sendMany<R>(specs: AskSpec[], timeoutMs: number): Promise<Promise<R>[]> {
+  private async sendMany<R>(specs: (AskSpec & { value?: string })[], timeoutMs: number): Promise<Promise<R>[]> {
     const now = Date.now();
     const started = process.hrtime.bigint();
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
@@ -192,7 +282,7 @@ export class Asker {
       const list = byTopic.get(s.topic) ?? [];
       list.push({
         key: s.key,
-        value: envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }),
+        value: s.value ?? envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }),
         headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic },
       });
       byTopic.set(s.topic, list);

@@ -24,3 +24,48 @@ export function envelopeJson<C>(cmd: C, o: EnvelopeOptions): string {
 export function replyTopicOf(nodeId: string): string {
   return `replies.${nodeId.replace(/[^a-zA-Z0-9._-]/g, '_')}`;
 }
+
+/**
+ * Several commands for keys of one partition in one record (a webhook delivery's events): one
+ * envelope, one reply (`BulkReply`, one entry per command, in order). The record's key is the first
+ * command's; every key in it lands on the same partition (the sender groups them so). Bulk commands
+ * carry no idempotency key: their kinds recognise a repeated command themselves.
+ */
+export interface BulkEnvelope {
+  v: 1;
+  at: number;
+  bulk: { key: string; cmd: unknown }[];
+}
+
+/** One command's answer inside a bulk reply: its reply, or why the runtime refused it. */
+export type BulkAnswer = { reply: unknown } | { error: string };
+
+/** One command of a bulk envelope as JSON (the parts are joined by `bulkEnvelopeJson`). */
+export function bulkPartJson(key: string, cmd: unknown): string {
+  return toJson({ key, cmd });
+}
+
+/** A bulk envelope from its commands' JSON parts (each from bulkPartJson): no command encoded twice. */
+export function bulkEnvelopeJson(parts: string[], at: number): string {
+  return `{"v":1,"at":${Math.trunc(at)},"bulk":[${parts.join(',')}]}`;
+}
+
+/** Bounds of one bulk record: commands and characters of its JSON (well under a Kafka message's 1 MB). */
+export const BULK_MAX_COMMANDS = 500;
+export const BULK_MAX_CHARS = 256 * 1024;
+
+/**
+ * The commands a record carries, each as its own key and envelope: one for a plain record, every
+ * command of a bulk record (with the record's time). Throws on a value that is neither.
+ */
+export function commandsOf(key: string, value: string): { key: string; envelope: Envelope; bulk: boolean }[] {
+  const parsed = JSON.parse(value) as Envelope | BulkEnvelope;
+  if (!parsed || parsed.v !== 1 || typeof parsed.at !== 'number') throw new Error('not a v1 envelope');
+  if (!('bulk' in parsed)) return [{ key, envelope: parsed, bulk: false }];
+  const list = parsed.bulk;
+  if (!Array.isArray(list) || list.length === 0 || list.length > BULK_MAX_COMMANDS) throw new Error('not a bulk envelope');
+  return list.map((c) => {
+    if (!c || typeof c.key !== 'string' || !c.key) throw new Error('a bulk command without a key');
+    return { key: c.key, envelope: { v: 1, at: parsed.at, cmd: c.cmd }, bulk: true };
+  });
+}

@@ -10,7 +10,8 @@
 // record holds (a value beyond its column or type, a NUL byte, a projection that throws: see
 // failures.ts) is retried in halves until the record that fails alone (twice) is found; that record
 // is dead-lettered with the reason, its asker answered with the error, and the partition goes on.
-import { PartitionActors, type StepResult } from './actor-cell.ts';
+import { PartitionActors, step, type StepResult } from './actor-cell.ts';
+import { commandsOf, envelopeJson, type BulkAnswer } from './envelope.ts';
 import { Backoff } from './backoff.ts';
 import { toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
@@ -71,10 +72,26 @@ export interface ReplyMessage {
   corr: string;
   reply: unknown;
   error?: string;
+  /** A bulk record refused whole: its sender asks its commands again one by one (see `split` below). */
+  split?: boolean;
 }
 
 interface Item {
   record: InRecord;
+  /** The command's key: the record's, or its own inside a bulk record. */
+  key: string;
+  /** Its place in a bulk record (answered together, in one reply), else undefined. */
+  bulkIndex?: number;
+  /** Decided here against its kind's initial state, without an actor (see RowState.blind). */
+  inline?: boolean;
+  /** Its record is refused whole (found poison): dead-lettered and answered once, as it came. */
+  whole?: boolean;
+  /**
+   * Its record is a bulk record of several commands refused whole: not one command of it is applied,
+   * and its sender is told to ask them again one by one, so that only the one that fails alone is
+   * dead-lettered (plain records narrow down to one record; a bulk record's commands are narrowed so).
+   */
+  split?: boolean;
   envelope?: Envelope;
   kind?: ActorKind;
   command?: unknown;
@@ -225,15 +242,19 @@ export class PartitionWorker {
     const cut = this.suspect !== null && records.length > this.suspect.take;
     if (cut) records = records.slice(0, this.suspect!.take);
 
-    const items = records.map((record) => this.parse(record));
-    for (const it of items) {
+    const items = records.flatMap((record) => this.parse(record));
+    items.forEach((it, i) => {
       const reason = this.poison.get(it.record.offset);
-      if (reason === undefined) continue;
+      if (reason === undefined) return;
+      const split = it.bulkIndex !== undefined && (items[i + 1]?.record === it.record || items[i - 1]?.record === it.record);
       it.kind = undefined;
-      it.error = reason;
-    }
+      it.error = split ? `split: a command of this bulk record was refused; its commands are asked again one by one (${reason})` : reason;
+      it.whole = true;
+      it.split = split;
+    });
     await this.answerFromInbox(items);
     markDuplicates(items);
+    markInline(items, (key) => this.actors!.has(key));
     await this.ensureActors(items);
     const results = await this.step(items);
 
@@ -247,15 +268,23 @@ export class PartitionWorker {
     const applied = new Map<ActorKind, Applied<unknown, unknown, unknown>[]>();
     const inbox: InboxRow[] = [];
     const deadLetters: DeadLetterRow[] = [];
+    const lettered = new Set<InRecord>();
     items.forEach((it, i) => {
       const r = results[i];
-      if (it.error)
-        deadLetters.push({
-          source: `${this.topic}/${this.partition}@${it.record.offset}`,
-          reason: clip(it.error, REASON_MAX),
-          payload: clip(it.record.value),
-          key: clip(it.record.key),
-        });
+      if (it.error) {
+        // A record that failed whole (unparsable, poison) is kept once, as it came; one command of a
+        // bulk record that failed alone is kept as a plain record of its own (replayable as such).
+        const whole = it.bulkIndex === undefined || !!it.whole;
+        if (!whole || !lettered.has(it.record)) {
+          if (whole) lettered.add(it.record);
+          deadLetters.push({
+            source: `${this.topic}/${this.partition}@${it.record.offset}${whole ? '' : `.${it.bulkIndex}`}`,
+            reason: clip(it.error, REASON_MAX),
+            payload: clip(whole ? it.record.value : envelopeJson(it.envelope!.cmd, { at: it.envelope!.at })),
+            key: clip(whole ? it.record.key : it.key),
+          });
+        }
+      }
       if (!r) return;
       const decision = r.decision!;
       const id = it.envelope!.id;
@@ -263,9 +292,9 @@ export class PartitionWorker {
       if (decision.final !== false && id) inbox.push({ key: id, reply: decision.reply, offset: it.record.offset });
       if (decision.events.length) {
         const list = applied.get(it.kind!) ?? [];
-        list.push({ key: it.record.key, command: it.command, envelope: it.envelope!, events: decision.events, state: r.state });
+        list.push({ key: it.key, command: it.command, envelope: it.envelope!, events: decision.events, state: r.state });
         applied.set(it.kind!, list);
-        this.markDirty(it.kind!, it.record.key, it.record.offset);
+        if (!it.kind!.rows) this.markDirty(it.kind!, it.key, it.record.offset);
       }
     });
 
@@ -340,15 +369,21 @@ export class PartitionWorker {
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
     if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
     if (deadLetters.length) d.metrics?.deadLetters?.(this.topic, deadLetters.length);
+    const logged = new Set<InRecord>();
     for (const it of items) {
       if (!it.error || it.dupOf) continue;
-      const cause = it.error.startsWith('commit failed') ? 'commit' : it.error.startsWith('decider failed') ? 'decide' : 'parse';
+      if (it.bulkIndex !== undefined && it.whole) {
+        if (logged.has(it.record)) continue;
+        logged.add(it.record);
+      }
+      const reason = it.split ? it.error.slice(it.error.indexOf('(') + 1) : it.error;
+      const cause = reason.startsWith('commit failed') ? 'commit' : reason.startsWith('decider failed') ? 'decide' : 'parse';
       d.log.error(
         {
           topic: this.topic,
           partition: this.partition,
           offset: String(it.record.offset),
-          key: clip(it.record.key, 200),
+          key: clip(it.key, 200),
           reason: it.error,
           cause,
         },
@@ -515,7 +550,8 @@ export class PartitionWorker {
    */
   private async replay(records: InRecord[]) {
     if (!records.length) return;
-    const items = records.map((record) => this.parse(record)).filter((it) => it.kind);
+    // Kinds whose rows hold their state are never replayed: their rows match the committed offset.
+    const items = records.flatMap((record) => this.parse(record)).filter((it) => it.kind && !it.kind.rows);
     const ids = [...new Set(items.map((it) => it.envelope!.id).filter((x): x is string => !!x))];
     const facts = await this.deps.store.replayFacts(
       this.topic,
@@ -530,32 +566,40 @@ export class PartitionWorker {
       return true;
     });
     await this.ensureActors(run);
-    const live = run.filter((it) => it.record.offset >= (this.snapshotAt.get(it.record.key) ?? -1n));
+    const live = run.filter((it) => it.record.offset >= (this.snapshotAt.get(it.key) ?? -1n));
     const results = await this.step(live);
     live.forEach((it, i) => {
       const r = results[i];
       if (r?.error) {
         // It ran without error the first time: a decider that is not deterministic. Loud, not fatal.
         this.deps.log.error(
-          { err: r.error, key: it.record.key, topic: this.topic, partition: this.partition, offset: String(it.record.offset) },
+          { err: r.error, key: it.key, topic: this.topic, partition: this.partition, offset: String(it.record.offset) },
           'replayed command threw; state may diverge',
         );
         return;
       }
-      if (r?.decision?.events.length) this.markDirty(it.kind!, it.record.key, it.record.offset);
+      if (r?.decision?.events.length) this.markDirty(it.kind!, it.key, it.record.offset);
     });
   }
 
   /** Runs the batch's commands through their actors: one mailbox turn per key, keys in parallel, each key's commands in order. */
   private async step(items: Item[]): Promise<(StepResult | null)[]> {
     const byKey = new Map<string, number[]>();
+    const results: (StepResult | null)[] = items.map(() => null);
+    // Blind commands of keys not in memory: one pass here, from the initial state, nothing kept.
+    const inline = new Map<string, unknown>();
     items.forEach((it, i) => {
       if (!it.kind || it.reply !== undefined || it.dupOf) return;
-      const list = byKey.get(it.record.key);
+      if (it.inline) {
+        const r = step(it.kind, inline.has(it.key) ? inline.get(it.key) : it.kind.decider.initial(it.key), it.command);
+        inline.set(it.key, r.state);
+        results[i] = r;
+        return;
+      }
+      const list = byKey.get(it.key);
       if (list) list.push(i);
-      else byKey.set(it.record.key, [i]);
+      else byKey.set(it.key, [i]);
     });
-    const results: (StepResult | null)[] = items.map(() => null);
     await Promise.all(
       [...byKey].map(async ([key, idx]) => {
         const out = await this.actors!.sendMany(
@@ -570,21 +614,28 @@ export class PartitionWorker {
     return results;
   }
 
-  private parse(record: InRecord): Item {
-    const it: Item = { record };
+  /** A record's commands (one, or each of a bulk record), parsed by their kinds; what fails to parse carries its error. */
+  private parse(record: InRecord): Item[] {
+    let commands: ReturnType<typeof commandsOf>;
     try {
-      const envelope = JSON.parse(record.value) as Envelope;
-      if (!envelope || envelope.v !== 1 || typeof envelope.at !== 'number') throw new Error('not a v1 envelope');
-      const kind = this.deps.kindFor(this.topic, record.key);
-      if (!kind) throw new Error(`no actor kind for key ${record.key}`);
-      it.envelope = envelope;
-      it.kind = kind;
-      it.command = kind.parse(envelope.cmd, envelope);
+      commands = commandsOf(record.key, record.value);
     } catch (e) {
-      it.kind = undefined;
-      it.error = `bad command: ${(e as Error).message}`;
+      return [{ record, key: record.key, error: `bad command: ${(e as Error).message}` }];
     }
-    return it;
+    return commands.map(({ key, envelope, bulk }, i) => {
+      const it: Item = { record, key, envelope, bulkIndex: bulk ? i : undefined };
+      try {
+        const kind = this.deps.kindFor(this.topic, key);
+        if (!kind) throw new Error(`no actor kind for key ${key}`);
+        if (bulk && kind.topic !== this.topic) throw new Error(`key ${key} is not of this topic`);
+        it.kind = kind;
+        it.command = kind.parse(envelope.cmd, envelope);
+      } catch (e) {
+        it.kind = undefined;
+        it.error = `bad command: ${(e as Error).message}`;
+      }
+      return it;
+    });
   }
 
   private async answerFromInbox(items: Item[]) {
@@ -600,12 +651,17 @@ export class PartitionWorker {
   private async ensureActors(items: Item[]) {
     const missing = new Map<ActorKind, Set<string>>();
     for (const it of items) {
-      if (!it.kind || it.reply !== undefined || this.actors!.has(it.record.key)) continue;
+      if (!it.kind || it.reply !== undefined || it.inline || this.actors!.has(it.key)) continue;
       const set = missing.get(it.kind) ?? new Set<string>();
-      set.add(it.record.key);
+      set.add(it.key);
       missing.set(it.kind, set);
     }
     for (const [kind, keys] of missing) {
+      if (kind.rows) {
+        const states = await kind.rows.load(this.deps.store.reader, [...keys]);
+        for (const key of keys) this.actors!.spawn(key, kind, states.get(key) ?? kind.decider.initial(key));
+        continue;
+      }
       const snaps: Map<string, StoredSnapshot> = await this.deps.store.loadSnapshots(kind.name, [...keys]);
       for (const key of keys) {
         const snap = snaps.get(key);
@@ -616,12 +672,25 @@ export class PartitionWorker {
   }
 
   private async sendReplies(items: Item[]) {
-    const byTopic = new Map<string, OutRecord[]>();
+    const byRecord = new Map<InRecord, Item[]>();
     for (const it of items) {
-      const to = it.record.headers?.[REPLY_TO];
-      const corr = it.record.headers?.[CORRELATION];
+      const list = byRecord.get(it.record);
+      if (list) list.push(it);
+      else byRecord.set(it.record, [it]);
+    }
+    const byTopic = new Map<string, OutRecord[]>();
+    for (const [record, its] of byRecord) {
+      const to = record.headers?.[REPLY_TO];
+      const corr = record.headers?.[CORRELATION];
       if (!to || !corr) continue;
-      const msg: ReplyMessage = it.error ? { corr, reply: null, error: it.error } : { corr, reply: it.reply };
+      const first = its[0];
+      // A bulk record is answered once: one entry per command, or one error when it was refused whole.
+      const msg: ReplyMessage =
+        first.bulkIndex === undefined || first.whole
+          ? first.error
+            ? { corr, reply: null, error: first.error, ...(first.split ? { split: true } : {}) }
+            : { corr, reply: first.reply }
+          : { corr, reply: its.map((x): BulkAnswer => (x.error ? { error: x.error } : { reply: x.reply })) };
       const list = byTopic.get(to) ?? [];
       list.push({ key: corr, value: toJson(msg) });
       byTopic.set(to, list);
@@ -634,6 +703,21 @@ export class PartitionWorker {
       ),
     );
   }
+}
+
+/**
+ * Marks the commands decided without an actor: every pending command of a key not in memory is
+ * blind for its kind (RowState.blind). A key with any other command goes through its actor, loaded
+ * from its rows.
+ */
+function markInline(items: Item[], live: (key: string) => boolean) {
+  const blind = new Map<string, boolean>();
+  for (const it of items) {
+    if (!it.kind || it.reply !== undefined || it.dupOf) continue;
+    const ok = !!it.kind.rows?.blind?.(it.command) && !live(it.key);
+    blind.set(it.key, (blind.get(it.key) ?? true) && ok);
+  }
+  for (const it of items) if (it.kind && it.reply === undefined && !it.dupOf && blind.get(it.key)) it.inline = true;
 }
 
 function markDuplicates(items: Item[]) {

@@ -60,6 +60,8 @@ export interface RuntimeStore {
   /** Claims the partition at `next` whatever it held (used by a non-durable bus at boot). */
   resetOffset(groupId: string, topic: string, partition: number, next: bigint, owner: string): Promise<void>;
   loadSnapshots(kind: string, keys: string[]): Promise<Map<string, StoredSnapshot>>;
+  /** Reads outside any transaction (the states of kinds whose rows hold them). */
+  reader: StoreTx;
   findInbox(keys: string[]): Promise<Map<string, unknown>>;
   replayFacts(topic: string, partition: number, ids: string[], offsets: bigint[]): Promise<ReplayFacts>;
   /** false when fenced: another owner moved the partition on. */

@@ -107,4 +107,20 @@ export interface ActorKind<S = unknown, C = unknown, E = unknown, R = unknown> {
   fromSnapshot(json: unknown): S;
   /** Writes the effects of a batch inside the runtime's transaction. */
   project(tx: StoreTx, applied: Applied<C, E, S>[]): Promise<void>;
+  /**
+   * A kind whose state its own read-model rows hold (written by `project` in the batch's
+   * transaction, so they always match the committed offset): no snapshots, nothing to replay; a
+   * key's state is loaded from its rows when a command needs it.
+   */
+  rows?: RowState<S, C>;
+}
+
+export interface RowState<S, C> {
+  /** The states of `keys` as their rows hold them (a key without rows: absent). */
+  load(read: StoreTx, keys: string[]): Promise<Map<string, S>>;
+  /**
+   * A command decided without loading its key's state when the key is not in memory: against the
+   * initial state, its projection idempotent on the rows (a created parlay: insert, or nothing).
+   */
+  blind?(command: C): boolean;
 }

@@ -22,6 +22,9 @@ export const Parlay = defineEntity({
     createdAt: p.datetime().fieldName('created_at'),
     settledAt: p.datetime().fieldName('settled_at').nullable(),
     claimedAt: p.datetime().fieldName('claimed_at').nullable(),
+    /** The Parlay actor's positions ([status, counters, payout]) and voided flag: its state is its rows. */
+    positions: p.json().nullable(),
+    voided: p.boolean().default(false),
   },
   indexes: [
     // SPEC 2.2: lookups by (user_wallet, status), wallets compared case-insensitively; by (status, newest first).

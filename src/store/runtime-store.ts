@@ -40,6 +40,8 @@ export class SqlRuntimeStore implements RuntimeStore {
     return this.orm.em.fork() as any;
   }
 
+  readonly reader: StoreTx = { execute: (sql, params) => this.run(sql, params as unknown[]) };
+
   /** A statement outside any transaction, straight to the driver (no entity manager per call). */
   private run(sql: string, params: unknown[] = []): Promise<any> {
     return (this.orm.em.getDriver() as any).execute(sql, params);

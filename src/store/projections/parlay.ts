@@ -2,7 +2,15 @@
 import { createHash } from 'node:crypto';
 import type { Applied, StoreTx } from '../../runtime/types.ts';
 import { toJson } from '../../runtime/json.ts';
-import { LEG_STATUS_CODES, STATUS_CODES, type ParlayEvent } from '../../../actors/parlay/decider.ts';
+import {
+  LEG_STATUS_CODES,
+  STATUS_CODES,
+  type LegStatus,
+  type ParlayEvent,
+  type ParlayState,
+  type ParlayStatus,
+} from '../../../actors/parlay/decider.ts';
+import type { Pos } from '../../../topics/parlay-events.ts';
 
 /** A stable UUID per on-chain parlay id, so every node and every replay gives the same one. */
 export function parlayUuid(parlayId: string): string {
@@ -43,14 +51,15 @@ async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'Pa
     legs_total: e.legs.length,
     tx_signature: e.signature,
     created_at: e.createdAt,
+    positions: [e.pos, e.pos, e.pos],
   }));
   await tx.execute(
     `insert into parlays (id, parlay_id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
-       legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at)
+       legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at, positions)
      select t.id, t.parlay_id, t.user_wallet, t.stake, t.combined_probability, t.potential_payout, 0, 'active',
-       t.legs_total, 0, 0, 0, t.tx_signature, '', to_timestamp(t.created_at)
+       t.legs_total, 0, 0, 0, t.tx_signature, '', to_timestamp(t.created_at), t.positions
      from jsonb_to_recordset(?::jsonb) as t(id uuid, parlay_id bigint, user_wallet text, stake bigint, combined_probability bigint,
-       potential_payout bigint, legs_total int, tx_signature text, created_at bigint)
+       potential_payout bigint, legs_total int, tx_signature text, created_at bigint, positions jsonb)
      on conflict (parlay_id) do nothing`,
     [toJson(parlays)],
   );
@@ -88,7 +97,8 @@ async function legSettled(tx: StoreTx, e: Extract<ParlayEvent, { type: 'LegSettl
        legs_won = case when ? then ? else legs_won end, legs_lost = case when ? then ? else legs_lost end,
        legs_resolved = case when ? then ? else legs_resolved end,
        actual_payout = case when ? then ? else actual_payout end,
-       settled_at = case when ? then coalesce(settled_at, to_timestamp(?)) else settled_at end
+       settled_at = case when ? then coalesce(settled_at, to_timestamp(?)) else settled_at end,
+       positions = ${MOVED_POSITIONS}
      where parlay_id = ?`,
     [
       e.applyStatus,
@@ -103,6 +113,7 @@ async function legSettled(tx: StoreTx, e: Extract<ParlayEvent, { type: 'LegSettl
       e.actualPayout,
       SETTLED.has(status),
       e.settledAt,
+      ...movedParams(e, e.applyCounters),
       e.parlayId,
     ],
   );
@@ -112,9 +123,10 @@ async function claimed(tx: StoreTx, e: Extract<ParlayEvent, { type: 'ParlayClaim
   await tx.execute(
     `update parlays set claim_tx_signature = ?, claimed_at = to_timestamp(?),
        actual_payout = case when ? then ? else actual_payout end,
-       status = case when ? then 'claimed' else status end
+       status = case when ? then 'claimed' else status end,
+       positions = ${MOVED_POSITIONS}
      where parlay_id = ?`,
-    [e.signature, e.claimedAt, e.applyPayout, e.amount, e.applyStatus, e.parlayId],
+    [e.signature, e.claimedAt, e.applyPayout, e.amount, e.applyStatus, ...movedParams(e, false), e.parlayId],
   );
 }
 
@@ -122,8 +134,52 @@ async function voided(tx: StoreTx, e: Extract<ParlayEvent, { type: 'ParlayVoided
   await tx.execute(
     `update parlays set actual_payout = case when ? then ? else actual_payout end,
        settled_at = coalesce(settled_at, to_timestamp(?)),
-       status = case when ? then 'refunded' else status end
+       status = case when ? then 'refunded' else status end,
+       voided = true,
+       positions = ${MOVED_POSITIONS}
      where parlay_id = ?`,
-    [e.applyPayout, e.refund, e.voidedAt, e.applyStatus, e.parlayId],
+    [e.applyPayout, e.refund, e.voidedAt, e.applyStatus, ...movedParams(e, false), e.parlayId],
   );
+}
+
+/** The positions column after an event: each of [status, counters, payout] moves when the event applies it (as the decider's evolve). */
+const MOVED_POSITIONS = `jsonb_build_array(
+         case when ? then ?::jsonb else positions->0 end,
+         case when ? then ?::jsonb else positions->1 end,
+         case when ? then ?::jsonb else positions->2 end)`;
+
+function movedParams(e: { applyStatus: boolean; applyPayout: boolean; pos: Pos }, counters: boolean): unknown[] {
+  const pos = toJson(e.pos);
+  return [e.applyStatus, pos, counters, pos, e.applyPayout, pos];
+}
+
+/**
+ * The Parlay actors' states as their rows hold them (the kind keeps no snapshots): status, legs,
+ * the claim, the voided flag and the positions. A key without a row is absent (not created yet).
+ */
+export async function loadParlayStates(read: StoreTx, keys: string[]): Promise<Map<string, ParlayState>> {
+  const out = new Map<string, ParlayState>();
+  const ids = keys.filter((k) => /^\d{1,20}$/.test(k));
+  if (!ids.length) return out;
+  const rows = await read.execute(
+    `select p.parlay_id::text as key, p.status, p.positions, p.voided, p.claim_tx_signature <> '' as claimed,
+       (select coalesce(json_agg(l.status order by l.leg_index), '[]'::json) from parlay_legs l where l.parlay_id = p.parlay_id) as legs
+     from unnest(array[?]::bigint[]) as k(id) join parlays p on p.parlay_id = k.id`,
+    [ids],
+  );
+  for (const r of rows) {
+    const positions = (typeof r.positions === 'string' ? JSON.parse(r.positions) : r.positions) as (Pos | null)[] | null;
+    const legs = (typeof r.legs === 'string' ? JSON.parse(r.legs) : r.legs) as LegStatus[];
+    out.set(r.key, {
+      exists: true,
+      status: r.status as ParlayStatus,
+      statusPos: positions?.[0] ?? null,
+      countersPos: positions?.[1] ?? null,
+      payoutPos: positions?.[2] ?? null,
+      legs,
+      claimed: r.claimed === true || r.claimed === 't',
+      voided: r.voided === true || r.voided === 't',
+    });
+  }
+  return out;
 }

@@ -87,21 +87,17 @@ test.serial('rebuild, replay a partition and inspect actors from the topics', as
     JSON.stringify({ p: before.parlays.length, t: before.trades.length, o: before.orders.length }),
   );
 
-  // inspect-actor: from the snapshot, then from the log alone (snapshot removed).
-  const insp = await runOps(['inspect-actor', '--kind', 'parlay', '--key', '1', '--quiet'], env);
-  t.is(insp.code, 0, insp.stderr);
-  t.like(insp.json, { kind: 'parlay', key: '1', topic: `${prefix}parlay.events`, partition: partitionFor('1', 4) });
-  t.truthy(insp.json.snapshot);
-  t.deepEqual(insp.json.state, insp.json.snapshot.state);
+  // inspect-actor: a parlay's state is its rows (no snapshot); the log alone gives the same state.
+  const fromLog = await runOps(['inspect-actor', '--kind', 'parlay', '--key', '1', '--quiet'], env);
+  t.is(fromLog.code, 0, fromLog.stderr);
+  t.like(fromLog.json, { kind: 'parlay', key: '1', topic: `${prefix}parlay.events`, partition: partitionFor('1', 4) });
+  t.is(fromLog.json.snapshot, null, 'parlays keep no snapshots');
+  t.truthy(fromLog.json.rows);
+  t.deepEqual(fromLog.json.state, fromLog.json.rows, 'the log alone gives the state the rows hold');
+  t.is((await q("select count(*)::int as n from actor_snapshots where kind = 'parlay'"))[0].n, 0);
   const book = await runOps(['inspect-actor', 'market-book', w.market.condition_id, '--quiet'], env);
   t.is(book.code, 0, book.stderr);
   t.truthy(book.json.snapshot, 'the book has a snapshot');
-  const snap1 = insp.json.snapshot.state;
-  await q("delete from actor_snapshots where kind = 'parlay' and key = '1'");
-  const fromLog = await runOps(['inspect-actor', '--kind', 'parlay', '--key', '1', '--quiet'], env);
-  t.is(fromLog.code, 0, fromLog.stderr);
-  t.is(fromLog.json.snapshot, null);
-  t.deepEqual(fromLog.json.state, snap1, 'the log alone gives the same state');
   t.true(fromLog.json.replayed.length >= 3, 'created, two settlements, claimed');
   t.deepEqual(
     fromLog.json.replayed.filter((r: any) => r.events.length).map((r: any) => r.command),
@@ -125,15 +121,13 @@ test.serial('rebuild, replay a partition and inspect actors from the topics', as
   t.true(rebuilt.json.records > 0);
   t.regex(rebuilt.stderr, /rebuild: replaying the command topics .*100\.0%/);
   const after = await dump();
-  // (the snapshot of parlay 1 deleted above is back too)
   for (const k of Object.keys(before) as (keyof typeof before)[]) t.deepEqual(after[k], before[k], k);
   t.is((await q('select count(*)::int as n from ledger_messages where not published'))[0].n, 0, 'nothing is published twice');
   t.is((await q('select count(*)::int as n from outbox'))[0].n, 0, 'nothing is queued again');
 
-  // replay-partition: a corrupted parlay row and a lost snapshot of its partition are made right.
+  // replay-partition: a corrupted parlay row is made right.
   const p = partitionFor('1', 4);
   await q("update parlays set status = 'lost', actual_payout = 0 where parlay_id = 1");
-  await q("delete from actor_snapshots where kind = 'parlay' and key = '1'");
   const replayed = await runOps(['replay-partition', '--topic', 'parlay.events', '--partition', String(p)], env);
   t.is(replayed.code, 0, replayed.stderr);
   t.like(replayed.json, { status: 'done', partitions: 1 });
