@@ -15,16 +15,22 @@ export function makeDeliveries(events: number, perDelivery: number): string[] {
   return deliveries;
 }
 
-/** Posts every delivery (each must answer 200); returns each delivery's latency in ms. */
-export async function deliverAll(url: string, deliveries: string[], concurrency: number, secret = 'w'): Promise<number[]> {
+/** Posts every delivery (each must answer 200; several urls take turns); returns each delivery's latency in ms. */
+export async function deliverAll(url: string | string[], deliveries: string[], concurrency: number, secret = 'w'): Promise<number[]> {
+  const urls = Array.isArray(url) ? url : [url];
   let next = 0;
   const latencies: number[] = [];
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < deliveries.length) {
-        const body = deliveries[next++];
+        const i = next++;
+        const body = deliveries[i];
         const t0 = performance.now();
-        const r = await fetch(url, { method: 'POST', headers: { authorization: secret, 'content-type': 'application/json' }, body });
+        const r = await fetch(urls[i % urls.length], {
+          method: 'POST',
+          headers: { authorization: secret, 'content-type': 'application/json' },
+          body,
+        });
         if (r.status !== 200) throw new Error(`delivery failed ${r.status} ${await r.text()}`);
         await r.arrayBuffer();
         latencies.push(performance.now() - t0);

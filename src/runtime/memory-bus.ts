@@ -125,15 +125,16 @@ export class MemoryBus implements Bus {
   }
 
   /**
-   * Drops records every group has consumed, in steps of TRIM_STEP (the splice is amortised): a
-   * consumed record held on only adds to what the garbage collector marks on every major cycle.
+   * Drops records every group has consumed, as soon as they are at least half of what the log holds
+   * (or TRIM_STEP): the splice is amortised, and a consumed record held on (a bulk record is tens of
+   * kilobytes) only adds to what the garbage collector marks on every major cycle.
    */
   private trim(log: PartitionLog, groups: Map<string, bigint>) {
-    if (log.records.length < TRIM_STEP) return;
     let min = log.base + BigInt(log.records.length);
     for (const p of groups.values()) if (p < min) min = p;
     const drop = Number(min - log.base);
-    if (drop >= TRIM_STEP) {
+    // At least as many dropped as kept (or TRIM_STEP): the splice's cost is paid by what it drops.
+    if (drop > 0 && (drop >= TRIM_STEP || 2 * drop >= log.records.length)) {
       log.records.splice(0, drop);
       log.base = min;
     }

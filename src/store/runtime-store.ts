@@ -139,6 +139,9 @@ export class SqlRuntimeStore implements RuntimeStore {
     const push = (sql: string, params: unknown[] = []) => {
       statements.push(formatQuery(platform as any, sql, params));
     };
+    // The effects' statements, kept unformatted while each is a rows statement (see Rows): those of
+    // commits that go together in one group transaction are then merged into one statement each.
+    let rows: Rows[] | null = [];
     push(
       `with moved as (update consumer_offsets set next_offset = ?, replay_from = ?, owner = ?, updated_at = now()
          where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
@@ -153,12 +156,22 @@ export class SqlRuntimeStore implements RuntimeStore {
         a.expectedNext.toString(),
       ],
     );
+    const fence = statements[0];
     await a.effects({
       execute: async (sql, params) => {
-        push(sql, params ?? []);
+        const json = params?.length === 1 && typeof params[0] === 'string' && params[0].startsWith('[') ? params[0] : null;
+        if (rows && json !== null && mergeable(sql)) rows.push({ sql, json });
+        else {
+          if (rows) for (const r of rows.splice(0)) push(r.sql, [r.json]);
+          rows = null;
+          push(sql, params ?? []);
+        }
         return [];
       },
     });
+    const onlyRows =
+      this.multiStatement && rows !== null && statements.length === 1 && !a.snapshots.length && !a.inbox.length && !a.deadLetters.length;
+    if (rows && !onlyRows) for (const r of (rows as Rows[]).splice(0)) push(r.sql, [r.json]);
     if (a.snapshots.length) {
       push(
         `insert into actor_snapshots (kind, key, state, topic, partition, next_offset, updated_at)
@@ -179,9 +192,12 @@ export class SqlRuntimeStore implements RuntimeStore {
     for (const d of a.deadLetters)
       push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
     if (this.multiStatement) {
-      const sql = statements.join(';\n');
+      const merge = onlyRows ? { fence, rows: rows as unknown as Rows[] } : undefined;
+      const sql = merge
+        ? [fence, ...merge.rows.map((r) => formatQuery(platform as any, r.sql, [r.json]))].join(';\n')
+        : statements.join(';\n');
       return new Promise<boolean>((resolve, reject) => {
-        this.waiting.push({ sql, resolve, reject });
+        this.waiting.push({ sql, merge, resolve, reject });
         this.pump();
       });
     }
@@ -194,6 +210,26 @@ export class SqlRuntimeStore implements RuntimeStore {
       if (isFenced(e)) return false;
       throw e;
     }
+  }
+
+  /**
+   * The group as fences + one statement per rows statement, when every member is made of the same
+   * rows statements in the same order (the ingest's commits: parlays, then legs); else null.
+   */
+  private merged(group: PendingCommit[]): string | null {
+    const shape = group[0].merge?.rows.map((r) => r.sql);
+    if (!shape) return null;
+    for (const g of group) {
+      const rows = g.merge?.rows;
+      if (!rows || rows.length !== shape.length || rows.some((r, i) => r.sql !== shape[i])) return null;
+    }
+    const platform = this.orm.em.getPlatform() as any;
+    const statements = group.map((g) => g.merge!.fence);
+    shape.forEach((sql, i) => {
+      const parts = group.map((g) => g.merge!.rows[i].json.slice(1, -1).trim()).filter((x) => x.length);
+      statements.push(formatQuery(platform, sql, [`[${parts.join(',')}]`]));
+    });
+    return statements.join(';\n');
   }
 
   /** Starts group transactions while turns are free: each takes what waits, up to GROUP_MAX_CHARS. */
@@ -216,7 +252,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     if (group.length > 1) {
       try {
         // One simple query: PostgreSQL runs it as one transaction, all of it or none.
-        await this.run(group.map((g) => g.sql).join(';\n'));
+        await this.run(this.merged(group) ?? group.map((g) => g.sql).join(';\n'));
         for (const g of group) g.resolve(true);
         return;
       } catch {
@@ -237,8 +273,27 @@ export class SqlRuntimeStore implements RuntimeStore {
 
 interface PendingCommit {
   sql: string;
+  /** A commit made of its fence and rows statements only: mergeable with others of the same shape. */
+  merge?: { fence: string; rows: Rows[] };
   resolve(ok: boolean): void;
   reject(e: unknown): void;
+}
+
+/**
+ * A projection's insert over a JSON array of rows (`jsonb_to_recordset(?::jsonb)`, its one
+ * parameter): the same insert of several partitions' commits is one statement over all their rows
+ * (partitions hold different keys, and each commit's statements keep their order).
+ */
+interface Rows {
+  sql: string;
+  json: string;
+}
+
+const ROWS_PARAM = 'jsonb_to_recordset(?::jsonb)';
+
+/** Only inserts that update nothing merge: an update (or `do update`) of one row by two partitions' rows must not become one statement. */
+function mergeable(sql: string): boolean {
+  return sql.includes(ROWS_PARAM) && /^\s*insert\b/i.test(sql) && !/\bdo\s+update\b/i.test(sql);
 }
 
 /** A group transaction's SQL stays under this many characters (a big book snapshot goes alone). */

@@ -1,0 +1,155 @@
+// Benchmark (not a test): webhook ingest against this machine's floor, in ONE run. The same
+// deliveries, posted by the same client with the same concurrency, go to
+//   1. the floor: bench/ingest-floor-server.ts's bare server at its `write` stage (parse, validate,
+//      Anchor-decode, write parlays + legs idempotently, one transaction per delivery);
+//   2. the service on the in-process bus with PostgreSQL (src/main.ts, its own process);
+//   3. two service nodes on the real Kafka broker (KAFKA_BROKERS set), deliveries alternating;
+// and prints events/s, the ratio to the floor, and machine CPU per event per process.
+// Usage: npx tsx bench/ingest-ratio.ts [events=60000] [txPerDelivery=250] [concurrency=8]
+//   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start).
+import { availableParallelism, loadavg } from 'node:os';
+import pg from 'pg';
+import { freshDatabase } from '../test/helpers/db.ts';
+import { freePort, startProcessNode, type ProcessNode } from '../test/helpers/process-node.ts';
+import { deliverAll, makeDeliveries } from './webhook-load.ts';
+import { cpuMeter, pidsOf } from './cpu.ts';
+import { startBareServer } from './bare-server.ts';
+import { stackedBars } from './plot.ts';
+
+const [events = 60_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
+const kafka = process.env.KAFKA_BROKERS;
+const deliveries = makeDeliveries(events, perDelivery);
+const WARM = 8;
+const measured = events - Math.min(events, WARM * perDelivery);
+
+interface Row {
+  path: string;
+  'events/s': number;
+  ratio: string;
+  'p50 ms': string;
+  'p99 ms': string;
+  stored: number;
+  'µs/event': Record<string, number>;
+  'machine µs/event': number;
+}
+
+const q = (l: number[], p: number) => l.sort((a, b) => a - b)[Math.min(l.length - 1, Math.floor(p * l.length))].toFixed(0);
+
+async function count(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const [{ n }] = (await c.query('select count(*)::int as n from parlays')).rows;
+  await c.end();
+  return n;
+}
+
+/** Posts the warm-up deliveries (not counted), then the rest under the meter. */
+async function drive(path: string, urls: string[], groups: Record<string, () => number[]>, dbUrl: string): Promise<Row> {
+  await deliverAll(urls, deliveries.slice(0, WARM), 1);
+  const meter = cpuMeter({ ...groups, pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });
+  const t0 = performance.now();
+  const lat = await deliverAll(urls, deliveries.slice(WARM), concurrency);
+  const secs = (performance.now() - t0) / 1000;
+  const m = meter.stop();
+  const us = (s: number) => Math.round((s * 1e6) / measured);
+  return {
+    path,
+    'events/s': Math.round(measured / secs),
+    ratio: '',
+    'p50 ms': q(lat, 0.5),
+    'p99 ms': q(lat, 0.99),
+    stored: await count(dbUrl),
+    'µs/event': Object.fromEntries(Object.entries(m.used).map(([g, s]) => [g, us(s)])),
+    'machine µs/event': us(m.machineBusy),
+  };
+}
+
+const rows: Row[] = [];
+{
+  const db = await freshDatabase('ratio_floor');
+  const port = await freePort();
+  const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: 'write', PORT: String(port), DATABASE_URL: db.url });
+  rows.push(await drive('floor (bare server: decode + write)', [`http://127.0.0.1:${port}/`], { server: () => [child.pid!] }, db.url));
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  await db.drop();
+}
+
+const env = (db: string, extra: Record<string, string>) => ({
+  DATABASE_URL: db,
+  PLATFORM_JWT_SECRET: 's',
+  PARLAY_WEBHOOK_AUTH_SECRET: 'w',
+  CLOB_JWT_SECRET: 'c',
+  CLOB_INTERNAL_TOKEN: 'i',
+  TOPIC_PARTITIONS: process.env.TOPIC_PARTITIONS ?? '12',
+  LOG_LEVEL: 'warn',
+  ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
+  ...extra,
+});
+const hook = (n: ProcessNode) => `${n.url}/api/parlays/webhooks/indexer/`;
+
+{
+  const db = await freshDatabase('ratio_mem');
+  const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.` }));
+  rows.push(await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url));
+  await node.kill('SIGTERM');
+  await db.drop();
+}
+
+if (kafka) {
+  const db = await freshDatabase('ratio_kafka');
+  const prefix = `rk${Date.now()}.`;
+  const nodes: ProcessNode[] = [];
+  for (const id of ['ratio-a', 'ratio-b'])
+    nodes.push(await startProcessNode(env(db.url, { NODE_ID: id, TOPIC_PREFIX: prefix, KAFKA_BROKERS: kafka }), 120_000));
+  // Both members own their partitions before the clock starts (the warm-up goes through both).
+  await new Promise((r) => setTimeout(r, 5_000));
+  rows.push(
+    await drive(
+      'service, 2 nodes on Kafka',
+      nodes.map(hook),
+      { nodes: () => nodes.map((n) => n.child.pid!), broker: () => pidsOf(['-f', 'kafka.Kafka']) },
+      db.url,
+    ),
+  );
+  for (const n of nodes) await n.kill('SIGTERM');
+  await db.drop();
+}
+
+const floor = rows[0]['events/s'];
+for (const r of rows) r.ratio = (r['events/s'] / floor).toFixed(2);
+console.log(
+  '\nwebhook ingest vs the floor, one run: %s events (%s measured), %s tx per delivery, %s in flight; %s cores, load average before: %s',
+  events,
+  measured,
+  perDelivery,
+  concurrency,
+  availableParallelism(),
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' '),
+);
+console.table(
+  rows.map((r) => {
+    const { 'µs/event': parts, ...rest } = r;
+    return { ...rest, ...Object.fromEntries(Object.entries(parts).map(([g, v]) => [`${g} µs/ev`, v])) };
+  }),
+);
+for (const r of rows.slice(1)) console.log('%s: %s × the floor (goal %s)', r.path, r.ratio, r.path.includes('Kafka') ? '≥ 0.6' : '≥ 0.8');
+console.log(
+  'plot: %s',
+  await stackedBars(
+    'ingest-ratio',
+    `webhook ingest: machine µs per event by process (${perDelivery} tx per delivery, ${concurrency} in flight)`,
+    rows.flatMap((r) => {
+      const parts = Object.entries(r['µs/event']);
+      const known = parts.reduce((s, [, v]) => s + v, 0);
+      return [
+        ...parts.map(([part, value]) => ({ bar: `${r.path}: ${r['events/s']}/s`, part, value })),
+        { bar: `${r.path}: ${r['events/s']}/s`, part: 'rest of the machine', value: Math.max(0, r['machine µs/event'] - known) },
+      ];
+    }),
+    { unit: `machine µs per event (${availableParallelism()} cores)` },
+  ),
+);
+process.exit(rows.every((r) => r.stored === events) ? 0 : 1);
