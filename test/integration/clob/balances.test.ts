@@ -43,77 +43,85 @@ function transfer(w: ClobWorld, mint: PublicKey, from: Keypair, to: Keypair, amo
   if (!r.landed || r.err) throw new Error(`transfer failed: ${JSON.stringify(r.err)}`);
 }
 
-test('balances and allowances follow chain changes made outside the service, with no order placed and no chain read', async (t) => {
-  const w = await clobWorld({ KAFKA_BROKERS: '', RUNTIME_CHECKPOINT_MS: '100' });
-  t.teardown(() => w.close());
-  const mint = new PublicKey((await call(w.node.url, 'GET', '/v1/config')).body.collateral_mint);
-  // The first order the node takes for Alice reads her balance once and watches her account.
-  const first = await place(w, 'A', '2');
-  t.is(first.status, 200, JSON.stringify(first.body));
-  t.true(first.body.warnings.includes('allowance'), 'no allowance set yet');
-  t.deepEqual((await call(w.node.url, 'POST', '/v1/orders/cancel', { token: w.A, body: { orderID: first.body.orderID } })).body.canceled, [
-    first.body.orderID,
-  ]);
-  t.is((await until(() => recorded(w, w.alice), 10_000, 'the first snapshot')).amount, (1000n * U).toString());
+const transports = [
+  ['the in-process bus', { KAFKA_BROKERS: '' }],
+  ['Kafka', {}],
+] as const;
 
-  // From here on every chain read fails: only the account subscription can tell the service.
-  w.chain.faults.rpcError({ method: 'getAccountInfo', count: 1_000 });
+for (const [transport, bus] of transports)
+  test(`on ${transport}: balances and allowances follow chain changes made outside the service, with no order placed and no chain read`, async (t) => {
+    const w = await clobWorld({ ...bus, RUNTIME_CHECKPOINT_MS: '100' });
+    t.teardown(() => w.close());
+    const mint = new PublicKey((await call(w.node.url, 'GET', '/v1/config')).body.collateral_mint);
+    // The first order the node takes for Alice reads her balance once and watches her account.
+    const first = await place(w, 'A', '2');
+    t.is(first.status, 200, JSON.stringify(first.body));
+    t.true(first.body.warnings.includes('allowance'), 'no allowance set yet');
+    t.deepEqual(
+      (await call(w.node.url, 'POST', '/v1/orders/cancel', { token: w.A, body: { orderID: first.body.orderID } })).body.canceled,
+      [first.body.orderID],
+    );
+    t.is((await until(() => recorded(w, w.alice), 10_000, 'the first snapshot')).amount, (1000n * U).toString());
 
-  // Alice sends 900 out: with no order placed, her wallet's actor learns she has 100 left.
-  transfer(w, mint, w.alice, w.bob, 900n * U);
-  await until(async () => (await recorded(w, w.alice))?.amount === (100n * U).toString(), 10_000, 'the balance after the transfer out');
-  const blocked = await place(w, 'A', '400'); // 200 collateral
-  t.is(blocked.body.code, 'INSUFFICIENT_BALANCE');
-  t.regex(blocked.body.errorMsg, /unreserved balance 100000000\b/);
-  t.is(w.chain.faults.stats.rpcErrors, 1, 'only the one re-read before the rejection was tried');
+    // From here on every chain read fails: only the account subscription can tell the service.
+    w.chain.faults.rpcError({ method: 'getAccountInfo', count: 1_000 });
 
-  // Bob sends 1500 back and Alice approves the delegate: both are seen without any read.
-  transfer(w, mint, w.bob, w.alice, 1500n * U);
-  await approve(w.chain, w.alice, mint, w.delegate.publicKey, 10_000n * U);
-  await until(
-    async () => {
-      const b = await recorded(w, w.alice);
-      return b?.amount === (1600n * U).toString() && b.delegate === w.delegate.publicKey.toBase58();
-    },
-    10_000,
-    'the balance and allowance after the transfer in',
-  );
-  const fits = await place(w, 'A', '3000'); // 1500 collateral
-  t.is(fits.status, 200, JSON.stringify(fits.body));
-  t.is(fits.body.status, 'live');
-  t.deepEqual(fits.body.warnings, [], 'the allowance seen through the subscription is enough');
-  t.is(w.chain.faults.stats.rpcErrors, 1, 'the order needed no chain read');
-});
+    // Alice sends 900 out: with no order placed, her wallet's actor learns she has 100 left.
+    transfer(w, mint, w.alice, w.bob, 900n * U);
+    await until(async () => (await recorded(w, w.alice))?.amount === (100n * U).toString(), 10_000, 'the balance after the transfer out');
+    const blocked = await place(w, 'A', '400'); // 200 collateral
+    t.is(blocked.body.code, 'INSUFFICIENT_BALANCE');
+    t.regex(blocked.body.errorMsg, /unreserved balance 100000000\b/);
+    t.is(w.chain.faults.stats.rpcErrors, 1, 'only the one re-read before the rejection was tried');
 
-test('an RPC outage leaves a known wallet trading and answers 503 for a wallet never seen', async (t) => {
-  const w = await clobWorld({ KAFKA_BROKERS: '' });
-  t.teardown(() => w.close());
-  const seed = await place(w, 'A', '2');
-  t.is(seed.status, 200, JSON.stringify(seed.body));
+    // Bob sends 1500 back and Alice approves the delegate: both are seen without any read.
+    transfer(w, mint, w.bob, w.alice, 1500n * U);
+    await approve(w.chain, w.alice, mint, w.delegate.publicKey, 10_000n * U);
+    await until(
+      async () => {
+        const b = await recorded(w, w.alice);
+        return b?.amount === (1600n * U).toString() && b.delegate === w.delegate.publicKey.toBase58();
+      },
+      10_000,
+      'the balance and allowance after the transfer in',
+    );
+    const fits = await place(w, 'A', '3000'); // 1500 collateral
+    t.is(fits.status, 200, JSON.stringify(fits.body));
+    t.is(fits.body.status, 'live');
+    t.deepEqual(fits.body.warnings, [], 'the allowance seen through the subscription is enough');
+    t.is(w.chain.faults.stats.rpcErrors, 1, 'the order needed no chain read');
+  });
 
-  // Every RPC call fails from now on (the HTTP endpoint; the subscriptions stay).
-  w.chain.faults.rpcError({ count: 100_000 });
-  // Alice is known: an order that fits the known balance goes on, and so do cancels and re-posts.
-  const fits = await place(w, 'A', '1000'); // 500 of her 1000 collateral (1 held by the first)
-  t.is(fits.status, 200, JSON.stringify(fits.body));
-  t.is(fits.body.status, 'live');
-  const c = await call(w.node.url, 'POST', '/v1/orders/cancel', { token: w.A, body: { orderID: fits.body.orderID } });
-  t.deepEqual(c.body.canceled, [fits.body.orderID]);
-  t.is((await place(w, 'A', '1996')).body.status, 'live', '998 of the 999 free: the cancel freed it at once');
-  // One that does not fit the known balance is refused for balance (the re-read fails, the answer stands).
-  const tooBig = await place(w, 'A', '10');
-  t.is(tooBig.status, 400);
-  t.is(tooBig.body.code, 'INSUFFICIENT_BALANCE');
+for (const [transport, bus] of transports)
+  test(`on ${transport}: an RPC outage leaves a known wallet trading and answers 503 for a wallet never seen`, async (t) => {
+    const w = await clobWorld({ ...bus });
+    t.teardown(() => w.close());
+    const seed = await place(w, 'A', '2');
+    t.is(seed.status, 200, JSON.stringify(seed.body));
 
-  // Bob was never seen by the service: his balance cannot be known, a clear 503.
-  const unknown = await place(w, 'B', '2');
-  t.is(unknown.status, 503, JSON.stringify(unknown.body));
-  t.is(unknown.body.error, 'balance_unavailable');
-  t.regex(unknown.body.message, /not known yet/);
+    // Every RPC call fails from now on (the HTTP endpoint; the subscriptions stay).
+    w.chain.faults.rpcError({ count: 100_000 });
+    // Alice is known: an order that fits the known balance goes on, and so do cancels and re-posts.
+    const fits = await place(w, 'A', '1000'); // 500 of her 1000 collateral (1 held by the first)
+    t.is(fits.status, 200, JSON.stringify(fits.body));
+    t.is(fits.body.status, 'live');
+    const c = await call(w.node.url, 'POST', '/v1/orders/cancel', { token: w.A, body: { orderID: fits.body.orderID } });
+    t.deepEqual(c.body.canceled, [fits.body.orderID]);
+    t.is((await place(w, 'A', '1996')).body.status, 'live', '998 of the 999 free: the cancel freed it at once');
+    // One that does not fit the known balance is refused for balance (the re-read fails, the answer stands).
+    const tooBig = await place(w, 'A', '10');
+    t.is(tooBig.status, 400);
+    t.is(tooBig.body.code, 'INSUFFICIENT_BALANCE');
 
-  // The RPC back: Bob's next order reads his balance and goes on.
-  w.chain.faults.reset();
-  const later = await place(w, 'B', '2');
-  t.is(later.status, 200, JSON.stringify(later.body));
-  t.is(later.body.status, 'live');
-});
+    // Bob was never seen by the service: his balance cannot be known, a clear 503.
+    const unknown = await place(w, 'B', '2');
+    t.is(unknown.status, 503, JSON.stringify(unknown.body));
+    t.is(unknown.body.error, 'balance_unavailable');
+    t.regex(unknown.body.message, /not known yet/);
+
+    // The RPC back: Bob's next order reads his balance and goes on.
+    w.chain.faults.reset();
+    const later = await place(w, 'B', '2');
+    t.is(later.status, 200, JSON.stringify(later.body));
+    t.is(later.body.status, 'live');
+  });
