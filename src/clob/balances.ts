@@ -3,7 +3,10 @@
 // takes an order for a (wallet, mint) it reads the token account once (the Reserve carries that
 // read) and subscribes to the account's changes on the RPC's WebSocket (`accountSubscribe`), each
 // change going to the actor as a SeeBalance at its slot (newest slot wins there). Bounded: at most
-// `max` subscriptions per node, the least recently used dropped (and unsubscribed) first.
+// `max` subscriptions per node, the least recently used dropped (and unsubscribed) first. A change
+// made while the WebSocket was down is never notified (the client subscribes again, the RPC sends
+// nothing until the next change), so an account neither read nor notified for `refreshMs` is read
+// again when it next trades — in the background: the order goes on against what the actor knows.
 import type { ChainGateway, TokenHolding } from '../chain/gateway.ts';
 
 export interface BalanceWatchDeps {
@@ -16,6 +19,8 @@ export interface BalanceWatchDeps {
   readTimeoutMs?: number;
   /** after a failed first read, the next order tries again no sooner (default 1 s) */
   retryMs?: number;
+  /** an account neither read nor notified this long is read again, in the background, when it next trades (default 60 s) */
+  refreshMs?: number;
   log?: { warn(o: object, m: string): void };
 }
 
@@ -24,6 +29,9 @@ interface Watched {
   /** this node has read the account once (the actor has it, the subscription keeps it current) */
   seeded: boolean;
   failedAt: number;
+  /** when the chain last told this node about the account (a read or a notification) */
+  seenAt: number;
+  refreshing: boolean;
 }
 
 /** A (wallet, mint) balance as the wallet's commands carry it (topics/wallet-commands.ts). */
@@ -50,7 +58,11 @@ export class BalanceWatch {
   async seed(wallet: string, mint: string, asset: string): Promise<TokenHolding | null> {
     const w = this.touch(wallet, mint, asset);
     if (!w) return this.read(wallet, mint).catch(() => null); // stopped: no watching, plain reads
-    if (w.seeded || Date.now() - w.failedAt < (this.d.retryMs ?? 1000)) return null;
+    if (Date.now() - w.failedAt < (this.d.retryMs ?? 1000)) return null;
+    if (w.seeded) {
+      if (Date.now() - w.seenAt >= (this.d.refreshMs ?? 60_000)) this.refresh(wallet, mint, asset, w);
+      return null;
+    }
     try {
       return await this.read(wallet, mint); // marks it seeded when watched; unwatched (no subscriptions): read every time
     } catch {
@@ -73,7 +85,10 @@ export class BalanceWatch {
         }),
       ]);
       const w = this.watched.get(`${wallet}|${mint}`);
-      if (w?.stop) w.seeded = true; // watched and now read: the actor is about to have it
+      if (w?.stop) {
+        w.seeded = true; // watched and now read: the actor is about to have it
+        w.seenAt = Date.now();
+      }
       return h;
     } finally {
       clearTimeout(timer);
@@ -89,7 +104,8 @@ export class BalanceWatch {
       this.watched.set(k, got);
       return got;
     }
-    const w: Watched = { stop: this.subscribe(wallet, mint, asset), seeded: false, failedAt: -Infinity };
+    const w: Watched = { stop: null, seeded: false, failedAt: -Infinity, seenAt: -Infinity, refreshing: false };
+    w.stop = this.subscribe(wallet, mint, asset, w);
     this.watched.set(k, w);
     while (this.watched.size > this.d.max) {
       const [oldest, gone] = this.watched.entries().next().value!;
@@ -99,11 +115,26 @@ export class BalanceWatch {
     return w;
   }
 
-  private subscribe(wallet: string, mint: string, asset: string): (() => Promise<void>) | null {
+  /** Reads a seeded account again without holding up the order, and tells the actor what it shows. */
+  private refresh(wallet: string, mint: string, asset: string, w: Watched): void {
+    if (w.refreshing) return;
+    w.refreshing = true;
+    this.read(wallet, mint)
+      .then((h) => this.d.seen(wallet, asset, h))
+      .catch(() => {
+        w.failedAt = Date.now();
+      })
+      .finally(() => {
+        w.refreshing = false;
+      });
+  }
+
+  private subscribe(wallet: string, mint: string, asset: string, w: Watched): (() => Promise<void>) | null {
     const chain = this.d.chain();
     if (!chain?.watchHolding) return null;
     try {
       return chain.watchHolding(wallet, mint, (h) => {
+        w.seenAt = Date.now();
         this.d.seen(wallet, asset, h).catch((err) => this.d.log?.warn({ err, wallet, asset }, 'a balance change could not be told'));
       });
     } catch (err) {

@@ -74,3 +74,28 @@ test('a failed first read is tried again on a later order, not on every one', as
   t.is(c.reads.length, 3);
   await watch.stop();
 });
+
+test('an account neither read nor notified for refreshMs is read again in the background, the order not held up', async (t) => {
+  const c = standIn();
+  const told: string[] = [];
+  const watch = new BalanceWatch({
+    chain: () => c.chain,
+    max: 10,
+    refreshMs: 50,
+    seen: async (wallet, asset, h) => {
+      told.push(`${wallet}:${asset}:${h.amount}`);
+    },
+  });
+  t.truthy(await watch.seed('w', 'm', 'collateral'));
+  t.is(await watch.seed('w', 'm', 'collateral'), null, 'fresh: no read');
+  await new Promise((r) => setTimeout(r, 60));
+  c.live.get('w|m')!(c.holding(70n, 3)); // a notification counts as news
+  t.is(await watch.seed('w', 'm', 'collateral'), null);
+  t.is(c.reads.length, 1, 'notified lately: no read');
+  await new Promise((r) => setTimeout(r, 60));
+  t.is(await watch.seed('w', 'm', 'collateral'), null, 'the order goes on at once');
+  await new Promise((r) => setTimeout(r, 10));
+  t.is(c.reads.length, 2, 'one read in the background');
+  t.deepEqual(told, ['w:collateral:70', 'w:collateral:100'], 'its result told to the wallet');
+  await watch.stop();
+});
