@@ -85,6 +85,7 @@ const schema = z.object({
   CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_MAX_MAKERS_PER_MINT_MERGE_TRADE),
   CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
   CLOB_MAX_OPEN_ORDERS_PER_MARKET: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  CLOB_BALANCE_WATCH_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   TRUST_PROXY: z.enum(['0', '1']).default('0'),
   HTTP_BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -175,6 +176,8 @@ export interface Config {
   maxMakersPerMintMergeTrade: number;
   /** Live and held orders one wallet may have in one market (a GTC/GTD order past it is rejected). */
   maxOpenOrdersPerMarket: number;
+  /** CLOB_BALANCE_WATCH_MAX: (wallet, mint) account subscriptions one node keeps, least recently used dropped first */
+  balanceWatchMax: number;
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
@@ -301,6 +304,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     maxMakersPerMintMergeTrade: e.CLOB_MAX_MAKERS_PER_MINT_MERGE_TRADE,
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
+    balanceWatchMax: e.CLOB_BALANCE_WATCH_MAX,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     ws: {
       maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,

@@ -9,7 +9,14 @@ export const WALLET_TOPIC = TOPICS.walletCommands;
 
 const amount = z.string().regex(/^\d{1,20}$/);
 const asset = z.string().min(1).max(64);
-const balance = z.object({ amount, slot: z.number().int().nonnegative() });
+/** A token account as read at `slot`: its amount and, when known, its standing allowance (delegate and delegated amount). */
+const balance = z.object({
+  amount,
+  slot: z.number().int().nonnegative(),
+  delegate: z.string().min(1).max(64).nullable().optional(),
+  delegatedAmount: amount.optional(),
+});
+const orderId = z.string().min(1);
 
 export const walletCommand = z.discriminatedUnion('type', [
   /** Holds `amount` of `asset` for an order until it is confirmed resting, released, or its hold lapses. */
@@ -26,16 +33,27 @@ export const walletCommand = z.discriminatedUnion('type', [
   z.object({ type: z.literal('Confirm'), orderId: z.string().min(1) }),
   /** Releases what the order still holds, or `amount` of it (a partial fill). */
   z.object({ type: z.literal('Release'), orderId: z.string().min(1), amount: amount.optional(), reason: z.string().max(64) }),
-  /** An on-chain balance read at `slot`. */
+  /**
+   * Releases everything these orders still hold (orders that left their book for good: cancelled).
+   * Idempotent by state: an order that holds nothing more is skipped, so the book's own releases of
+   * the same orders, relayed later through the outbox, find nothing left to free.
+   */
+  z.object({ type: z.literal('ReleaseOrders'), orderIds: z.array(orderId).min(1).max(5_000), reason: z.string().max(64) }),
+  /** An on-chain balance read (or account change seen) at `slot`: the newest slot wins. */
   z.object({ type: z.literal('SeeBalance'), asset, balance }),
 ]);
 
 export type WalletCommand = z.infer<typeof walletCommand>;
 
-/** Every wallet command answers this: ok, or the reservation did not fit the unreserved balance. */
+/**
+ * Every wallet command answers this: ok, or the reservation did not fit the unreserved balance
+ * (`INSUFFICIENT_BALANCE`), or the wallet has no balance of the asset on record and the command
+ * brought none (`BALANCE_UNKNOWN`: the sender reads the chain and asks again). A Reserve that fits
+ * says the standing allowance on record (`allowance`), when the balance seen carried one.
+ */
 export type WalletReply =
-  | { ok: true; reserved?: string; available?: string; released?: string }
-  | { ok: false; code: 'INSUFFICIENT_BALANCE'; available: string; message: string };
+  | { ok: true; reserved?: string; available?: string; released?: string; allowance?: { delegate: string | null; amount: string } }
+  | { ok: false; code: 'INSUFFICIENT_BALANCE' | 'BALANCE_UNKNOWN'; available: string; message: string };
 
 /** The reply to each command type. */
 export type WalletReplies = { [T in WalletCommand['type']]: WalletReply };

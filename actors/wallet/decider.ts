@@ -2,6 +2,10 @@
 // markets. An order's maker amount is held against the on-chain balance (as last seen, newest slot
 // wins) minus what the wallet's other orders hold. A hold taken before the order reached its book
 // lapses after `holdMs` unless confirmed, so a node that dies between the two steps leaks nothing.
+// The balance per asset (and the standing allowance, when seen) is kept here: seeded by one chain
+// read the first time a node sees the wallet, then kept current by account-change notifications
+// (SeeBalance), so an order needs no chain read. A Reserve with no balance on record and none in
+// the command answers BALANCE_UNKNOWN, and the front door reads the chain once and asks again.
 import type { Decider } from '../../src/runtime/types.ts';
 import type { WalletCommand, WalletReply } from '../../topics/wallet-commands.ts';
 
@@ -13,8 +17,16 @@ export interface Reservation {
   lapsesAt: number;
 }
 
+/** A token account as last seen: amount, slot, and the standing allowance when the read carried it. */
+export interface Balance {
+  amount: string;
+  slot: number;
+  delegate?: string | null;
+  delegatedAmount?: string;
+}
+
 export interface WalletState {
-  balances: Record<string, { amount: string; slot: number }>;
+  balances: Record<string, Balance>;
   reservations: Record<string, Reservation>;
 }
 
@@ -22,7 +34,7 @@ export type WalletEvent =
   | { type: 'Reserved'; orderId: string; reservation: Reservation }
   | { type: 'Confirmed'; orderId: string }
   | { type: 'Released'; orderId: string; amount: string; reason: string }
-  | { type: 'BalanceSeen'; asset: string; amount: string; slot: number };
+  | ({ type: 'BalanceSeen'; asset: string } & Balance);
 
 type Cmd = WalletCommand & { at: number };
 
@@ -34,6 +46,11 @@ export function held(state: WalletState, asset: string, now: number): bigint {
 
 export function available(state: WalletState, asset: string, now: number): bigint {
   return BigInt(state.balances[asset]?.amount ?? '0') - held(state, asset, now);
+}
+
+/** The standing allowance on record, as a Reserve reply says it (nothing when the balance seen carried none). */
+function allowanceOf(b: Balance | undefined): { allowance?: { delegate: string | null; amount: string } } {
+  return b?.delegatedAmount !== undefined ? { allowance: { delegate: b.delegate ?? null, amount: b.delegatedAmount } } : {};
 }
 
 export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> = {
@@ -57,11 +74,24 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
         return { events, reply: { ok: true } };
       }
       case 'Reserve': {
-        if (s.reservations[cmd.orderId]) return { events, reply: { ok: true, reserved: s.reservations[cmd.orderId].amount } };
+        if (s.reservations[cmd.orderId])
+          return { events, reply: { ok: true, reserved: s.reservations[cmd.orderId].amount, ...allowanceOf(s.balances[cmd.asset]) } };
         const cur = s.balances[cmd.asset];
         if (cmd.balance && (!cur || cmd.balance.slot >= cur.slot)) {
           events.push({ type: 'BalanceSeen', asset: cmd.asset, ...cmd.balance });
           s = walletDecider.evolve(s, events[events.length - 1]);
+        }
+        const known = s.balances[cmd.asset];
+        if (!known) {
+          return {
+            events,
+            reply: {
+              ok: false,
+              code: 'BALANCE_UNKNOWN',
+              available: '0',
+              message: `no balance of ${cmd.asset} on record for this wallet`,
+            },
+          };
         }
         const free = available(s, cmd.asset, cmd.at);
         if (BigInt(cmd.amount) > free) {
@@ -80,7 +110,10 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
           orderId: cmd.orderId,
           reservation: { asset: cmd.asset, amount: cmd.amount, market: cmd.market, confirmed: false, lapsesAt: cmd.at + cmd.holdMs },
         });
-        return { events, reply: { ok: true, reserved: cmd.amount, available: (free - BigInt(cmd.amount)).toString() } };
+        return {
+          events,
+          reply: { ok: true, reserved: cmd.amount, available: (free - BigInt(cmd.amount)).toString(), ...allowanceOf(known) },
+        };
       }
       case 'Confirm': {
         const r = s.reservations[cmd.orderId];
@@ -94,13 +127,25 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
         events.push({ type: 'Released', orderId: cmd.orderId, amount, reason: cmd.reason });
         return { events, reply: { ok: true, released: amount } };
       }
+      case 'ReleaseOrders': {
+        let sum = 0n;
+        for (const orderId of new Set(cmd.orderIds)) {
+          const r = s.reservations[orderId];
+          if (!r) continue;
+          events.push({ type: 'Released', orderId, amount: r.amount, reason: cmd.reason });
+          sum += BigInt(r.amount);
+        }
+        return { events, reply: { ok: true, released: sum.toString() } };
+      }
     }
   },
 
   evolve(state, e) {
     switch (e.type) {
-      case 'BalanceSeen':
-        return { ...state, balances: { ...state.balances, [e.asset]: { amount: e.amount, slot: e.slot } } };
+      case 'BalanceSeen': {
+        const { type: _type, asset, ...balance } = e;
+        return { ...state, balances: { ...state.balances, [asset]: balance } };
+      }
       case 'Reserved':
         return { ...state, reservations: { ...state.reservations, [e.orderId]: e.reservation } };
       case 'Confirmed': {

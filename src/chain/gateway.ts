@@ -1,5 +1,5 @@
 // The service's access to the chain, through @solana/web3.js at SOLANA_RPC_URL.
-import { ComputeBudgetProgram, Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { ComputeBudgetProgram, Connection, Keypair, PublicKey, Transaction, type AccountInfo } from '@solana/web3.js';
 import { getAssociatedTokenAddressSync, unpackAccount } from '@solana/spl-token';
 import type { RawTransaction } from '../parlay/webhook-schema.ts';
 import { nodeFetch } from './http-fetch.ts';
@@ -18,6 +18,11 @@ export interface ChainGateway {
   vaultBalance(address: string): Promise<{ amount: string; slot: number }>;
   /** The wallet's holding of a mint (its associated token account); zero when it has none. */
   holding(owner: string, mint: string): Promise<TokenHolding>;
+  /**
+   * Subscribes to changes of that holding (`accountSubscribe` on the RPC's WebSocket; the client
+   * subscribes again after a reconnect). Returns what stops it. Absent: no subscriptions.
+   */
+  watchHolding?(owner: string, mint: string, onChange: (h: TokenHolding) => void): () => Promise<void>;
   voidParlay(a: { parlayId: string; user: string; collateralMint: string }): Promise<{ signature: string; transaction: RawTransaction }>;
   ping(): Promise<void>;
 }
@@ -61,7 +66,7 @@ export class Web3Gateway implements ChainGateway {
   /** Associated token addresses already derived (a program-address search per order otherwise). */
   private atas = new Map<string, PublicKey>();
 
-  async holding(owner: string, mint: string): Promise<TokenHolding> {
+  private ataOf(owner: string, mint: string): PublicKey {
     const k = `${mint}:${owner}`;
     let ata = this.atas.get(k);
     if (!ata) {
@@ -69,16 +74,19 @@ export class Web3Gateway implements ChainGateway {
       if (this.atas.size >= 100_000) this.atas.clear();
       this.atas.set(k, ata);
     }
+    return ata;
+  }
+
+  async holding(owner: string, mint: string): Promise<TokenHolding> {
+    const ata = this.ataOf(owner, mint);
     const res = await this.connection.getAccountInfoAndContext(ata, 'confirmed');
-    if (!res.value) return { account: ata.toBase58(), amount: 0n, delegate: null, delegatedAmount: 0n, slot: res.context.slot };
-    const acc = unpackAccount(ata, res.value);
-    return {
-      account: ata.toBase58(),
-      amount: acc.amount,
-      delegate: acc.delegate?.toBase58() ?? null,
-      delegatedAmount: acc.delegatedAmount,
-      slot: res.context.slot,
-    };
+    return holdingOf(ata, res.value, res.context.slot);
+  }
+
+  watchHolding(owner: string, mint: string, onChange: (h: TokenHolding) => void): () => Promise<void> {
+    const ata = this.ataOf(owner, mint);
+    const id = this.connection.onAccountChange(ata, (info, ctx) => onChange(holdingOf(ata, info, ctx.slot)), { commitment: 'confirmed' });
+    return () => this.connection.removeAccountChangeListener(id);
   }
 
   async vaultBalance(address: string) {
@@ -118,6 +126,19 @@ export class Web3Gateway implements ChainGateway {
       } as RawTransaction,
     };
   }
+}
+
+/** A token account's holding; an account that does not exist (or was closed) holds nothing. */
+function holdingOf(ata: PublicKey, info: AccountInfo<Buffer> | null, slot: number): TokenHolding {
+  if (!info || info.data.length === 0) return { account: ata.toBase58(), amount: 0n, delegate: null, delegatedAmount: 0n, slot };
+  const acc = unpackAccount(ata, info);
+  return {
+    account: ata.toBase58(),
+    amount: acc.amount,
+    delegate: acc.delegate?.toBase58() ?? null,
+    delegatedAmount: acc.delegatedAmount,
+    slot,
+  };
 }
 
 function customOf(err: unknown): number | undefined {

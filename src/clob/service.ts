@@ -1,13 +1,16 @@
 // The order book's use cases between the front door and the actors: placing an order is a saga of
 // two actors on two partitions (reserve in the Wallet, then place in the MarketBook, then confirm
-// or release), cancels fan out to the books, reads come from the books or the ledger read models.
+// or release), cancels fan out to the books and free the cancelled orders' holds before answering,
+// reads come from the books or the ledger read models. Balances come from the Wallet actor, kept
+// current from the chain by src/clob/balances.ts: no chain read per order.
 import { AskTimeout, channel, type Answer, type Asker, type Channel, type Protocol } from '../runtime/asker.ts';
 import type { BookProtocol } from '../../topics/clob-commands.ts';
 import type { WalletProtocol } from '../../topics/wallet-commands.ts';
-import { DomainError, invalid, unavailable, upstream } from '../errors.ts';
+import { DomainError, invalid, unavailable } from '../errors.ts';
 import { microToDecimal } from '../../topics/units.ts';
-import type { ChainGateway } from '../chain/gateway.ts';
+import type { ChainGateway, TokenHolding } from '../chain/gateway.ts';
 import type { Catalog } from './catalog.ts';
+import { balanceOf, type BalanceWatch } from './balances.ts';
 import { orderHash, orderId, priceAndSize, verifyOrderSignature, type SignedOrder } from './signed-order.ts';
 
 import type { Db } from '../db.ts';
@@ -17,6 +20,8 @@ export interface ClobServiceDeps {
   db: () => Db;
   catalog: Catalog;
   chain: () => ChainGateway | null;
+  /** The wallets' balances: seeded once per node, then watched (src/clob/balances.ts). */
+  balances: BalanceWatch;
   bookTopic: string;
   walletTopic: string;
   mintMerge: boolean;
@@ -30,6 +35,7 @@ export interface ClobServiceDeps {
   holdMs?: number;
   /** CLOB_MAX_OPEN_ORDERS_PER_MARKET: live and held orders per wallet and market */
   maxOpenOrdersPerMarket?: number;
+  log?: { warn(o: object, m: string): void };
 }
 
 /** A rejection of POST /v1/order: `code` is one of contracts/clob.md's. */
@@ -90,31 +96,15 @@ export class ClobService {
     const asset = order.side === 'BUY' ? 'collateral' : order.tokenId;
     const mint = order.side === 'BUY' ? collateral : order.tokenId;
     const amount = BigInt(order.makerAmount);
-    let holding;
-    try {
-      holding = await chain.holding(wallet, mint);
-    } catch (e) {
-      throw upstream('rpc_error', `reading the balance failed: ${(e as Error).message}`);
+    const reserved = await this.reserve(wallet, { id, asset, mint, amount, market: market.condition_id });
+    if (!reserved.ok) {
+      if (reserved.code === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reserved.message);
+      throw reject('INSUFFICIENT_BALANCE', reserved.message ?? 'maker amount exceeds the unreserved balance');
     }
     const warnings: string[] = [];
     const delegate = this.d.delegate();
-    if (!delegate || holding.delegate !== delegate || holding.delegatedAmount < amount) warnings.push('allowance');
-
-    const reserved = await this.ask(
-      this.wallet,
-      wallet,
-      {
-        type: 'Reserve',
-        orderId: id,
-        asset,
-        amount: amount.toString(),
-        market: market.condition_id,
-        balance: { amount: holding.amount.toString(), slot: holding.slot },
-        holdMs: this.d.holdMs ?? 30_000,
-      },
-      `reserve:${id}`,
-    );
-    if (!reserved.ok) throw reject('INSUFFICIENT_BALANCE', reserved.message ?? 'maker amount exceeds the unreserved balance');
+    const allowance = reserved.allowance;
+    if (!delegate || !allowance || allowance.delegate !== delegate || BigInt(allowance.amount) < amount) warnings.push('allowance');
 
     const reply = await this.ask(this.book, market.condition_id, {
       type: 'PlaceOrder',
@@ -153,6 +143,63 @@ export class ClobService {
       tradeIDs: reply.tradeIDs ?? [],
       warnings: [...warnings, ...(reply.warnings ?? [])],
     };
+  }
+
+  /**
+   * Holds the order's maker amount in the wallet's actor against the balance it keeps, with no chain
+   * read: only the first order this node takes for (wallet, mint) brings one (and the account is
+   * watched from then on). A wallet with no balance on record, or an order that does not fit, is
+   * read once more before the answer, under its own idempotency key. An RPC outage leaves orders
+   * that fit the known balance going; a wallet never seen answers 503 (`balance_unavailable`).
+   */
+  private async reserve(wallet: string, o: { id: string; asset: string; mint: string; amount: bigint; market: string }) {
+    const ask = (h: TokenHolding | null, key: string) =>
+      this.ask(
+        this.wallet,
+        wallet,
+        {
+          type: 'Reserve',
+          orderId: o.id,
+          asset: o.asset,
+          amount: o.amount.toString(),
+          market: o.market,
+          ...(h ? { balance: balanceOf(h) } : {}),
+          holdMs: this.d.holdMs ?? 30_000,
+        },
+        key,
+      );
+    const seeded = await this.d.balances.seed(wallet, o.mint, o.asset);
+    const first = await ask(seeded, `reserve:${o.id}`);
+    if (first.ok || seeded) return first;
+    let fresh: TokenHolding;
+    try {
+      fresh = await this.d.balances.read(wallet, o.mint);
+    } catch (e) {
+      if (first.code !== 'BALANCE_UNKNOWN') return first; // what is known does not fit: the answer stands
+      throw unavailable(
+        'balance_unavailable',
+        `the wallet's balance is not known yet and the chain cannot be read: ${(e as Error).message}`,
+      );
+    }
+    return ask(fresh, `reserve:${o.id}:read`);
+  }
+
+  /**
+   * Read your writes: frees what cancelled orders still hold in their wallet before the cancel
+   * answers, so that the freed amount is there for the next order at once. The books' own releases
+   * of the same orders come later through the outbox and find nothing left (ReleaseOrders is
+   * idempotent by state). Should the wallet not answer in time, the cancel still answers: it is done,
+   * and the outbox frees the holds moments later.
+   */
+  private async releaseHolds(wallet: string, orderIds: string[]) {
+    for (let i = 0; i < orderIds.length; i += 5_000) {
+      const chunk = orderIds.slice(i, i + 5_000);
+      try {
+        await this.d.asker.askTo(this.wallet, wallet, { type: 'ReleaseOrders', orderIds: chunk, reason: 'canceled' });
+      } catch (err) {
+        this.d.log?.warn({ err, wallet, orders: chunk.length }, 'cancelled orders answered before their holds were freed');
+      }
+    }
   }
 
   /** Cancels: not atomic across markets; every id ends in canceled or not_canceled. */
@@ -203,6 +250,7 @@ export class ClobService {
       canceled.push(...(r.canceled ?? []));
       Object.assign(notCanceled, r.not_canceled ?? {});
     }
+    if (canceled.length) await this.releaseHolds(wallet, canceled);
     // A book remembers only its recent finished orders; for an older one it says "order not
     // found", but the ledger still knows the order: answer from its row.
     for (const [id, reason] of Object.entries(notCanceled)) {

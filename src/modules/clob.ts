@@ -13,6 +13,9 @@ import { clobKinds } from '../clob/kinds.ts';
 import { Catalog } from '../clob/catalog.ts';
 import { ClobTokens } from '../clob/sign-in.ts';
 import { ClobService } from '../clob/service.ts';
+import { BalanceWatch, balanceOf } from '../clob/balances.ts';
+import { channel } from '../runtime/asker.ts';
+import type { WalletProtocol } from '../../topics/wallet-commands.ts';
 import { BookClock } from '../clob/book-clock.ts';
 import { HeartbeatClock } from '../clob/heartbeats.ts';
 import { LedgerRelay } from '../clob/ledger-stream.ts';
@@ -54,11 +57,22 @@ export async function clobModule(
   relay.start();
   life.defer('outbox relay', () => relay.stop());
   const collateralMint = async () => cfg.collateralMint ?? (await q.programConfig(db()))?.collateral_mint ?? null;
+  // Balances kept current from the chain's account notifications, told to the wallets' actors.
+  const wallets = channel<WalletProtocol>(topics.wallet);
+  const balances = new BalanceWatch({
+    chain: o.chain,
+    max: cfg.balanceWatchMax,
+    seen: (wallet, asset, h) => asker.tellTo(wallets, [{ key: wallet, cmd: { type: 'SeeBalance', asset, balance: balanceOf(h) } }]),
+    log,
+  });
+  life.defer('balance watch', () => balances.stop());
   const service = new ClobService({
     asker,
     db,
     catalog,
     chain: o.chain,
+    balances,
+    log,
     bookTopic: topics.book,
     walletTopic: topics.wallet,
     mintMerge: cfg.mintMergeMatching,

@@ -179,7 +179,15 @@ documentRoutes(
     security: 'clob',
     summary: 'Post a signed order (contracts/clob.md, Inserting)',
     body: placeOrderBody,
-    responses: { 200: { description: 'accepted', schema: api.placeResult }, 400: { description: 'rejected', schema: api.placeRejection } },
+    responses: {
+      200: { description: 'accepted', schema: api.placeResult },
+      400: { description: 'rejected', schema: api.placeRejection },
+      503: {
+        description:
+          "the wallet's balance is not on record and the chain cannot be read (balance_unavailable), or no chain RPC or collateral mint is configured",
+        schema: api.errorBody,
+      },
+    },
   },
   {
     method: 'post',

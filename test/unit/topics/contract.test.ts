@@ -184,6 +184,8 @@ test('every Wallet command parses with the topic schema and gets the wallet repl
     reserved: '50',
     available: '0',
   });
+  t.deepEqual(ask({ type: 'ReleaseOrders', orderIds: ['o3', 'o4'], reason: 'canceled' }, 3_003), { ok: true, released: '50' });
+  t.throws(() => kindOf(clob, 'wallet').parse({ type: 'ReleaseOrders', orderIds: [], reason: 'canceled' }, envelope({}, { at: 0 })));
 });
 
 test('every Parlay and Vault command parses with the topic schema and gets its reply', (t) => {

@@ -139,3 +139,59 @@ test('given an unconfirmed hold past its time, when any command comes, then the 
       reply: { ok: true },
     });
 });
+
+test('given no balance on record, when an order reserves without one, then the wallet says it does not know (not insufficient)', (t) => {
+  wallet
+    .given()
+    .when({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '1', market: 'm', holdMs: 30_000, at: 1000 })
+    .then(t, {
+      events: [],
+      reply: { ok: false, code: 'BALANCE_UNKNOWN', available: '0', message: 'no balance of collateral on record for this wallet' },
+    });
+});
+
+test('given a balance seen with its allowance, when an order reserves, then the reply says the allowance on record', (t) => {
+  const withAllowance = { ...seen, slot: 7, delegate: 'D', delegatedAmount: '25' } as WalletEvent;
+  wallet
+    .given(withAllowance)
+    .when({ type: 'Reserve', orderId: 'o1', asset: 'collateral', amount: '60', market: 'm', holdMs: 30_000, at: 1000 })
+    .then(t, {
+      reply: { ok: true, reserved: '60', available: '40', allowance: { delegate: 'D', amount: '25' } },
+    });
+  // A change seen later (an account notification at a newer slot) replaces amount and allowance.
+  wallet
+    .given(withAllowance)
+    .when({
+      type: 'SeeBalance',
+      asset: 'collateral',
+      balance: { amount: '10', slot: 8, delegate: null, delegatedAmount: '0' },
+      at: 1000,
+    })
+    .then(t, {
+      events: [{ type: 'BalanceSeen', asset: 'collateral', amount: '10', slot: 8, delegate: null, delegatedAmount: '0' }],
+    });
+});
+
+test('given holds of cancelled orders, some partly released, when they are released as orders, then all they hold goes, once', (t) => {
+  const w = runner();
+  w.send({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '100', slot: 1 } });
+  for (const [id, amount] of [
+    ['a', '30'],
+    ['b', '20'],
+    ['c', '10'],
+  ])
+    t.true(w.send({ type: 'Reserve', orderId: id, asset: 'collateral', amount, market: 'm', holdMs: 30_000 }).reply.ok);
+  w.send({ type: 'Release', orderId: 'a', amount: '5', reason: 'filled' });
+  const d = w.send({ type: 'ReleaseOrders', orderIds: ['a', 'b', 'a', 'unknown'], reason: 'canceled' });
+  t.deepEqual(d.reply, { ok: true, released: '45' });
+  t.deepEqual(d.events, [
+    { type: 'Released', orderId: 'a', amount: '25', reason: 'canceled' },
+    { type: 'Released', orderId: 'b', amount: '20', reason: 'canceled' },
+  ]);
+  t.is(available(w.state, 'collateral', 1000), 90n);
+  // The books' own releases of the same orders, relayed later through the outbox, free nothing more.
+  t.deepEqual(w.send({ type: 'Release', orderId: 'a', amount: '25', reason: 'canceled' }).reply, { ok: true, released: '0' });
+  t.deepEqual(w.send({ type: 'Release', orderId: 'b', amount: '20', reason: 'canceled' }).reply, { ok: true, released: '0' });
+  t.deepEqual(w.send({ type: 'ReleaseOrders', orderIds: ['a', 'b'], reason: 'canceled' }).reply, { ok: true, released: '0' });
+  t.is(available(w.state, 'collateral', 1000), 90n);
+});

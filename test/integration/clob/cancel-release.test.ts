@@ -1,0 +1,54 @@
+// Read your writes on cancel (issue 15): a cancel answers only once the cancelled orders' holds are
+// freed in the wallet, so an order using the freed amount right after it is accepted — through each
+// cancel route, on the in-process bus and on the real Kafka broker. The books' own releases of the
+// same orders, relayed later through the outbox, free nothing twice.
+import test from 'ava';
+import { call } from '../../helpers/node.ts';
+import { order } from '../../helpers/clob.ts';
+import { clobWorld, type ClobWorld } from '../../helpers/clob-world.ts';
+
+const place = (w: ClobWorld, size: string, price = '0.50') =>
+  call(w.node.url, 'POST', '/v1/order', {
+    token: w.A,
+    body: { order: order(w.alice, w.market.yes_token_id, 'BUY', price, size), orderType: 'GTC' },
+  });
+
+/** Each cancel route, cancelling the one resting order `id` of Alice. */
+const cancels: [string, (w: ClobWorld, id: string) => Promise<{ status: number; body: any }>][] = [
+  ['cancel', (w, id) => call(w.node.url, 'POST', '/v1/orders/cancel', { token: w.A, body: { orderID: id } })],
+  ['cancel-batch', (w, id) => call(w.node.url, 'POST', '/v1/orders/cancel-batch', { token: w.A, body: { orderIDs: [id] } })],
+  ['cancel-all', (w) => call(w.node.url, 'POST', '/v1/orders/cancel-all', { token: w.A })],
+  ['cancel-market', (w) => call(w.node.url, 'POST', '/v1/orders/cancel-market', { token: w.A, body: { market: w.market.condition_id } })],
+];
+
+for (const [transport, env] of [
+  ['the in-process bus', { KAFKA_BROKERS: '' }],
+  ['Kafka', {}],
+] as const) {
+  test(`on ${transport}: a cancel followed at once by an order using the freed amount is accepted`, async (t) => {
+    const w = await clobWorld(env);
+    t.teardown(() => w.close());
+    // Alice holds 1000 collateral: a BUY of 2000 at 0.50 takes all of it.
+    let resting = await place(w, '2000');
+    t.is(resting.status, 200, JSON.stringify(resting.body));
+    t.is(resting.body.status, 'live');
+    t.is((await place(w, '1')).body.code, 'INSUFFICIENT_BALANCE', 'all of it is held');
+    for (let round = 0; round < 2; round++) {
+      for (const [name, cancel] of cancels) {
+        const c = await cancel(w, resting.body.orderID);
+        t.is(c.status, 200, `${name}: ${JSON.stringify(c.body)}`);
+        t.deepEqual(c.body.canceled, [resting.body.orderID], name);
+        // At once, no waiting: the whole balance is free again.
+        resting = await place(w, '2000');
+        t.is(resting.status, 200, `${name}: ${JSON.stringify(resting.body)}`);
+        t.is(resting.body.status, 'live', name);
+      }
+    }
+    // Once the outbox has relayed the books' own releases of all those cancelled orders, what the
+    // last order holds still counts: nothing was freed twice.
+    await new Promise((r) => setTimeout(r, 1500));
+    const more = await place(w, '1');
+    t.is(more.body.code, 'INSUFFICIENT_BALANCE');
+    t.regex(more.body.errorMsg, /unreserved balance 0\b/);
+  });
+}
