@@ -29,14 +29,16 @@ export class EventIdentities {
     for (const c of claims) if (!first.has(identityOf(c))) first.set(identityOf(c), c);
     if (!first.size) return conflicts;
     const kept = new Map<string, string>();
-    const inserted = await this.db().execute(
-      `insert into parlay_event_identities (signature, event_index, content_hash, created_at)
-       select t.s, t.i, t.h, now() from jsonb_to_recordset(?::jsonb) as t(s text, i int, h text)
-       on conflict (signature, event_index) do nothing
-       returning signature, event_index, content_hash`,
+    // Only what the insert did not claim comes back (a new identity, the usual case, costs no row).
+    const notClaimed = await this.db().execute(
+      `with t as (select * from jsonb_to_recordset(?::jsonb) as t(s text, i int, h text)),
+         ins as (insert into parlay_event_identities (signature, event_index, content_hash, created_at)
+           select t.s, t.i, t.h, now() from t on conflict (signature, event_index) do nothing returning signature, event_index)
+       select t.s, t.i from t where not exists (select 1 from ins where ins.signature = t.s and ins.event_index = t.i)`,
       [JSON.stringify([...first.values()].map((c) => ({ s: c.signature, i: c.index, h: c.hash })))],
     );
-    for (const r of inserted) kept.set(`${r.signature}:${r.event_index}`, r.content_hash);
+    const missed = new Set(notClaimed.map((r: { s: string; i: number }) => `${r.s}:${r.i}`));
+    for (const c of first.values()) if (!missed.has(identityOf(c))) kept.set(identityOf(c), c.hash);
     const existing = [...first.values()].filter((c) => !kept.has(identityOf(c)));
     if (existing.length) {
       const rows = await this.db().execute(
