@@ -90,7 +90,7 @@ const hook = (n: ProcessNode) => `${n.url}/api/parlays/webhooks/indexer/`;
 
 {
   const db = await freshDatabase('ratio_mem');
-  const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.` }));
+  const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '' }));
   rows.push(await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url));
   await node.kill('SIGTERM');
   await db.drop();
