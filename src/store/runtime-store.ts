@@ -193,11 +193,12 @@ export class SqlRuntimeStore implements RuntimeStore {
       push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
     if (this.multiStatement) {
       const merge = onlyRows ? { fence, rows: rows as unknown as Rows[] } : undefined;
-      const sql = merge
-        ? [fence, ...merge.rows.map((r) => formatQuery(platform as any, r.sql, [r.json]))].join(';\n')
-        : statements.join(';\n');
+      // A mergeable commit's own SQL is only formatted if it ends up committing alone.
+      let sql = merge ? null : statements.join(';\n');
+      const text = () => (sql ??= [fence, ...merge!.rows.map((r) => formatQuery(platform as any, r.sql, [r.json]))].join(';\n'));
+      const chars = merge ? merge.rows.reduce((n, r) => n + r.sql.length + r.json.length, fence.length) : sql!.length;
       return new Promise<boolean>((resolve, reject) => {
-        this.waiting.push({ sql, merge, resolve, reject });
+        this.waiting.push({ text, chars, merge, resolve, reject });
         this.pump();
       });
     }
@@ -237,8 +238,8 @@ export class SqlRuntimeStore implements RuntimeStore {
     while (this.inFlight < this.commitsInFlight && this.waiting.length) {
       let take = 0;
       let chars = 0;
-      while (take < this.waiting.length && (take === 0 || chars + this.waiting[take].sql.length <= GROUP_MAX_CHARS))
-        chars += this.waiting[take++].sql.length;
+      while (take < this.waiting.length && (take === 0 || chars + this.waiting[take].chars <= GROUP_MAX_CHARS))
+        chars += this.waiting[take++].chars;
       const group = this.waiting.splice(0, take);
       this.inFlight++;
       void this.commitGroup(group).finally(() => {
@@ -252,7 +253,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     if (group.length > 1) {
       try {
         // One simple query: PostgreSQL runs it as one transaction, all of it or none.
-        await this.run(this.merged(group) ?? group.map((g) => g.sql).join(';\n'));
+        await this.run(this.merged(group) ?? group.map((g) => g.text()).join(';\n'));
         for (const g of group) g.resolve(true);
         return;
       } catch {
@@ -261,7 +262,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     for (const g of group) {
       try {
-        await this.run(g.sql);
+        await this.run(g.text());
         g.resolve(true);
       } catch (e) {
         if (isFenced(e)) g.resolve(false);
@@ -272,7 +273,10 @@ export class SqlRuntimeStore implements RuntimeStore {
 }
 
 interface PendingCommit {
-  sql: string;
+  /** The commit's SQL alone (formatted on first use). */
+  text(): string;
+  /** About its SQL's length (the group bound). */
+  chars: number;
   /** A commit made of its fence and rows statements only: mergeable with others of the same shape. */
   merge?: { fence: string; rows: Rows[] };
   resolve(ok: boolean): void;

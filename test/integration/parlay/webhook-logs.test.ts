@@ -64,7 +64,7 @@ test('programEventLines keeps its behaviour: nested programs, an exit popping pa
   t.true(r.truncated);
 });
 
-test('the 2.6 MB delivery is a 400 well under a second, with /healthz answering within 100 ms meanwhile; within the bounds a long log is taken', async (t) => {
+test('the 2.6 MB delivery is a 400 well under a second, with /healthz answering meanwhile (within 300 ms); within the bounds a long log is taken', async (t) => {
   const node = await testNode();
   t.teardown(() => node.close());
   const tx: any = fixture('03')[0];
@@ -94,7 +94,9 @@ test('the 2.6 MB delivery is a 400 well under a second, with /healthz answering 
   t.log(`answered in ${ms.toFixed(0)} ms; healthz max ${Math.max(...probes).toFixed(0)} ms over ${probes.length} probes`);
   t.true(ms < 500, `answered in ${ms.toFixed(0)} ms`);
   t.true(probes.length > 0);
-  t.true(Math.max(...probes) < 100, `healthz ${probes.map((p) => p.toFixed(0)).join(',')} ms`);
+  // Quadratic parsing froze the node for 10–18 s; on an idle machine a probe here takes ~10–40 ms.
+  // The bound leaves room for a GC pause or a loaded CI machine (a probe of 134 ms was seen there).
+  t.true(Math.max(...probes) < 300, `healthz ${probes.map((p) => p.toFixed(0)).join(',')} ms`);
   const list = await call(node.url, 'GET', '/api/parlays/vault/');
   t.is(list.status, 200);
 
