@@ -4,7 +4,7 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type Admin, type Message } from 'kafkajs';
 import { quietKafkajsTimerWarning } from './kafka-warnings.ts';
 import { partitionFor } from './partitioner.ts';
-import type { Bus, ConsumeOptions, ConsumerHandle, OutRecord, TopicSpec } from './types.ts';
+import type { Bus, ConsumeOptions, ConsumerHandle, InRecord, OutRecord, TopicSpec } from './types.ts';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -19,6 +19,11 @@ export interface KafkaBusOptions {
 const MAX_REQUEST_BYTES = 512 * 1024;
 /** Kafka's committed offsets are a hint (the runtime's own are in the database): sent at most this often. */
 const COMMIT_EVERY_MS = 1000;
+/** One handled batch: at most this many records, and about this many bytes. */
+const MAX_BATCH_RECORDS = 5_000;
+const MAX_BATCH_BYTES = 2 * 1024 * 1024;
+/** A partition whose fetched, unhandled records pass this is paused until half of them are handled. */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 
 export class KafkaBus implements Bus {
   readonly durable = true;
@@ -217,56 +222,134 @@ export class KafkaBus implements Bus {
     };
     const committer = setInterval(() => void commitDirty(), COMMIT_EVERY_MS);
     committer.unref();
-    // Partitions paused before a retry (BatchOutcome.retryInMs): fetching goes on for the others,
-    // and the group keeps its heartbeats (a handler that slept would hold up the whole fetch).
-    const retries = new Set<NodeJS.Timeout>();
+    // No lockstep: kafkajs fetches every partition of a member in one request and waits until every
+    // batch of the response is handled before it fetches again, so one slow commit would hold back
+    // every other partition. Here a fetched batch only joins its partition's queue; each partition
+    // drains its queue on its own, everything queued at once as one batch (big batches under load,
+    // one record when idle), while fetching goes on. A partition whose queue is full is paused.
+    const feeds = new Map<string, Feed>();
+    const tpOf = (f: Feed) => [{ topic: f.topic, partitions: [f.partition] }];
+    const settlePause = (f: Feed) => {
+      const want = f.full || f.retryTimer !== null;
+      if (want === f.paused || f.gone) return;
+      f.paused = want;
+      if (want) consumer.pause(tpOf(f));
+      else consumer.resume(tpOf(f));
+    };
+    const drain = async (f: Feed) => {
+      f.running = true;
+      try {
+        while (f.queue.length && !f.gone && f.retryTimer === null) {
+          let take = 0;
+          let bytes = 0;
+          while (take < f.queue.length && take < MAX_BATCH_RECORDS && (take === 0 || bytes < MAX_BATCH_BYTES))
+            bytes += sizeOf(f.queue[take++]);
+          const records = f.queue.splice(0, take);
+          f.bytes -= bytes;
+          if (f.full && f.bytes <= MAX_QUEUED_BYTES / 2) {
+            f.full = false;
+            settlePause(f);
+          }
+          let outcome;
+          try {
+            outcome = await opts.onBatch({ topic: f.topic, partition: f.partition, records });
+          } catch (e) {
+            this.opts.log?.error({ err: e, topic: f.topic, partition: f.partition }, 'batch failed; redelivering');
+            outcome = { seek: records[0].offset, retryInMs: 100 };
+          }
+          if (f.gone) return;
+          if ('seek' in outcome) {
+            // What is queued came after the batch that asked to go back: dropped, fetched again.
+            f.queue = [];
+            f.bytes = 0;
+            f.full = false;
+            f.next = outcome.seek;
+            consumer.seek({ topic: f.topic, partition: f.partition, offset: outcome.seek.toString() });
+            if (outcome.retryInMs) {
+              f.retryTimer = setTimeout(() => {
+                f.retryTimer = null;
+                settlePause(f);
+              }, outcome.retryInMs);
+            }
+            settlePause(f);
+            return;
+          }
+          const end = records[records.length - 1].offset + 1n;
+          // The group's committed position is where the next owner starts fetching: where replay must begin.
+          const next = (outcome.resumeFrom !== undefined && outcome.resumeFrom < end ? outcome.resumeFrom : end).toString();
+          dirty.set(`${f.topic}:${f.partition}`, { topic: f.topic, partition: f.partition, offset: next });
+        }
+      } finally {
+        f.running = false;
+        f.idle?.();
+      }
+    };
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      const assignment = e.payload.memberAssignment as Record<string, number[]>;
+      const keep = new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}:${p}`)));
+      for (const [k, f] of feeds) {
+        if (keep.has(k)) continue;
+        forget(f);
+        feeds.delete(k);
+      }
+    });
+    const forget = (f: Feed) => {
+      f.gone = true;
+      f.queue = [];
+      f.bytes = 0;
+      if (f.retryTimer) clearTimeout(f.retryTimer);
+      f.retryTimer = null;
+    };
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: Math.max(1, concurrency),
       eachBatch: async ({ batch, isStale, isRunning, resolveOffset }) => {
         if (!batch.messages.length || isStale() || !isRunning()) return;
-        const records = batch.messages.map((m) => ({
+        const k = `${batch.topic}:${batch.partition}`;
+        let f = feeds.get(k);
+        if (!f) {
+          f = newFeed(batch.topic, batch.partition);
+          feeds.set(k, f);
+        }
+        if (f.retryTimer !== null) return; // paused for a retry: fetched again from the seek when it resumes
+        let records = batch.messages.map((m) => ({
           topic: batch.topic,
           partition: batch.partition,
           offset: BigInt(m.offset),
           key: m.key?.toString() ?? '',
           value: m.value?.toString() ?? '',
-          headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v ?? '')])),
+          headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([hk, v]) => [hk, String(v ?? '')])),
         }));
-        let outcome;
-        try {
-          outcome = await opts.onBatch({ topic: batch.topic, partition: batch.partition, records });
-        } catch (e) {
-          this.opts.log?.error({ err: e, topic: batch.topic, partition: batch.partition }, 'batch failed; redelivering');
-          await new Promise((r) => setTimeout(r, 100));
-          outcome = { seek: records[0].offset };
-        }
-        if ('seek' in outcome) {
-          consumer.seek({ topic: batch.topic, partition: batch.partition, offset: outcome.seek.toString() });
-          if (outcome.retryInMs) {
-            const tp = [{ topic: batch.topic, partitions: [batch.partition] }];
-            consumer.pause(tp);
-            const timer = setTimeout(() => {
-              retries.delete(timer);
-              consumer.resume(tp);
-            }, outcome.retryInMs);
-            retries.add(timer);
-          }
-          return;
-        }
+        // Records already queued (a fetch that overlapped the last one) are not queued twice.
+        const from = f.next;
+        if (from !== null) records = records.filter((r) => r.offset >= from);
+        // kafkajs fetches from after what is resolved: the next fetch asks for what follows.
         resolveOffset(batch.messages[batch.messages.length - 1].offset);
-        const end = records[records.length - 1].offset + 1n;
-        // The group's committed position is where the next owner starts fetching: where replay must begin.
-        const next = (outcome.resumeFrom !== undefined && outcome.resumeFrom < end ? outcome.resumeFrom : end).toString();
-        dirty.set(`${batch.topic}:${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: next });
+        if (!records.length) return;
+        for (const r of records) f.bytes += sizeOf(r);
+        f.queue.push(...records);
+        f.next = records[records.length - 1].offset + 1n;
+        if (!f.full && f.bytes > MAX_QUEUED_BYTES) {
+          f.full = true;
+          settlePause(f);
+        }
+        if (!f.running) void drain(f);
       },
     });
     return {
       stop: async () => {
         this.consumers.delete(consumer);
         clearInterval(committer);
-        for (const timer of retries) clearTimeout(timer);
+        await consumer.stop();
+        // Batches being handled finish (their commits are fenced anyway should another member own them now).
+        await Promise.all(
+          [...feeds.values()].map((f) => {
+            f.queue = [];
+            return f.running ? new Promise<void>((r) => (f.idle = r)) : undefined;
+          }),
+        );
+        for (const f of feeds.values()) forget(f);
         await commitDirty();
         await consumer.disconnect();
       },
@@ -278,3 +361,37 @@ export class KafkaBus implements Bus {
     await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
   }
 }
+
+/** A partition's records fetched and not yet handled (see `consume`). */
+interface Feed {
+  topic: string;
+  partition: number;
+  queue: InRecord[];
+  bytes: number;
+  /** The offset after the last record queued (or the last seek): a re-fetched record below it is not queued again. */
+  next: bigint | null;
+  running: boolean;
+  /** Paused for being full (backpressure). */
+  full: boolean;
+  /** Paused until a failed batch may be retried. */
+  retryTimer: NodeJS.Timeout | null;
+  paused: boolean;
+  /** No longer this member's (revoked, or the consumer stopped). */
+  gone: boolean;
+  idle?: () => void;
+}
+
+const newFeed = (topic: string, partition: number): Feed => ({
+  topic,
+  partition,
+  queue: [],
+  bytes: 0,
+  next: null,
+  running: false,
+  full: false,
+  retryTimer: null,
+  paused: false,
+  gone: false,
+});
+
+const sizeOf = (r: InRecord) => r.value.length + r.key.length + 64;
