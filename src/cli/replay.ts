@@ -171,11 +171,13 @@ async function replay(
     replayFacts: (t, p, ids, offsets) => ctx.store.replayFacts(t, p, ids, offsets),
     resetOffset: (g, t, p, n, owner) => ctx.store.resetOffset(g, t, p, n, owner),
     loadSnapshots: (k, keys) => ctx.store.loadSnapshots(k, keys),
+    loadJournal: (k, keys) => ctx.store.loadJournal(k, keys),
     reader: ctx.store.reader,
     findInbox: (keys) => ctx.store.findInbox(keys),
     deadLetter: (r) => ctx.store.deadLetter(r),
     async commit(a) {
-      const ok = await ctx.store.commit(a);
+      // A command handed on the first time is in the log of the topic it went to: replayed there, not sent again.
+      const ok = await ctx.store.commit({ ...a, forwards: [] });
       if (ok) positions.set(`${a.topic}/${a.partition}`, a.next);
       return ok;
     },

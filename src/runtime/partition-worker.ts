@@ -15,8 +15,17 @@ import { commandsOf, envelopeJson, type BulkAnswer } from './envelope.ts';
 import { Backoff } from './backoff.ts';
 import { toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
-import type { DeadLetterRow, InboxRow, RuntimeStore, SnapshotRow, StoredSnapshot } from './store-port.ts';
-import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, InRecord, OutRecord } from './types.ts';
+import {
+  InboxSeen,
+  type DeadLetterRow,
+  type ForwardRow,
+  type InboxRow,
+  type JournalRow,
+  type RuntimeStore,
+  type SnapshotRow,
+  type StoredSnapshot,
+} from './store-port.ts';
+import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, Forward, InRecord, OutRecord } from './types.ts';
 
 export interface WorkerDeps {
   bus: Bus;
@@ -43,8 +52,13 @@ export interface WorkerDeps {
   onCommitted?(topic: string, partition: number, effects: number): void;
   /** Live actors per partition (default MAX_LIVE_ACTORS). */
   maxLiveActors?: number;
-  /** When snapshots are written; unset: with every batch (needed by a bus that keeps no log to replay). */
+  /** When snapshots are written; unset: with every batch. */
   checkpoint?: CheckpointPolicy;
+  /**
+   * The bus keeps no log to replay from (the in-process bus): the commands that changed an actor
+   * since its snapshot are journaled with each batch, and an actor loads as snapshot + journal.
+   */
+  journal?: boolean;
   /** Fault injection for failover tests: called around the commit of every batch. */
   faults?: { beforeCommit?(): void; afterCommit?(): void };
 }
@@ -61,6 +75,9 @@ export interface CheckpointPolicy {
   everyBatches: number;
   maxAgeMs: number;
 }
+
+/** After a commit refused for a key seen before, batches look their keys up first for this long. */
+export const INBOX_LOOKUP_MS = 10_000;
 
 /** Failures of one record committed alone before it is dead-lettered (a second chance against a race). */
 export const POISON_CONFIRMATIONS = 2;
@@ -99,6 +116,15 @@ interface Item {
   error?: string;
   /** An earlier command of the same batch with the same idempotency key: answered like it. */
   dupOf?: Item;
+  /** Handed on instead of answered (Decision.forward), now or when it was first applied (from the inbox). */
+  forward?: Forward;
+}
+
+/** How the inbox remembers a command that was handed on: a repeat is forwarded again, not answered. */
+const FORWARDED = '$forward';
+
+function forwardOf(reply: unknown): Forward | undefined {
+  return reply && typeof reply === 'object' && FORWARDED in reply ? ((reply as Record<string, unknown>)[FORWARDED] as Forward) : undefined;
 }
 
 export class PartitionWorker {
@@ -125,6 +151,12 @@ export class PartitionWorker {
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   /** Failed batches in a row: the pause before the next attempt (kept across reset()). */
   private failures: Backoff;
+  /**
+   * Until when batches look their idempotency keys up in the inbox before deciding. Normally not:
+   * the commit itself refuses a key stored before (InboxSeen), and only then, for a while, do
+   * batches read first. Kept across reset().
+   */
+  private lookUpInboxUntil = 0;
 
   constructor(
     private deps: WorkerDeps,
@@ -252,7 +284,7 @@ export class PartitionWorker {
       it.whole = true;
       it.split = split;
     });
-    await this.answerFromInbox(items);
+    if (Date.now() < this.lookUpInboxUntil) await this.answerFromInbox(items);
     markDuplicates(items);
     markInline(items, (key) => this.actors!.has(key));
     await this.ensureActors(items);
@@ -267,6 +299,8 @@ export class PartitionWorker {
 
     const applied = new Map<ActorKind, Applied<unknown, unknown, unknown>[]>();
     const inbox: InboxRow[] = [];
+    const forwards: ForwardRow[] = [];
+    const journal: JournalRow[] = [];
     const deadLetters: DeadLetterRow[] = [];
     const lettered = new Set<InRecord>();
     items.forEach((it, i) => {
@@ -289,12 +323,27 @@ export class PartitionWorker {
       const decision = r.decision!;
       const id = it.envelope!.id;
       it.reply = decision.reply;
-      if (decision.final !== false && id) inbox.push({ key: id, reply: decision.reply, offset: it.record.offset });
+      // A bulk record is answered as one: its commands are not handed on.
+      if (decision.forward && it.bulkIndex === undefined) {
+        it.forward = decision.forward;
+        forwards.push({
+          topic: decision.forward.topic,
+          key: decision.forward.key,
+          value: envelopeJson(decision.forward.cmd, { id: decision.forward.id, at: it.envelope!.at }),
+          headers: replyHeaders(it.record),
+          msgKey: decision.forward.id,
+        });
+      }
+      if (decision.final !== false && id)
+        inbox.push({ key: id, reply: it.forward ? { [FORWARDED]: it.forward } : decision.reply, offset: it.record.offset });
       if (decision.events.length) {
         const list = applied.get(it.kind!) ?? [];
         list.push({ key: it.key, command: it.command, envelope: it.envelope!, events: decision.events, state: r.state });
         applied.set(it.kind!, list);
-        if (!it.kind!.rows) this.markDirty(it.kind!, it.key, it.record.offset);
+        if (!it.kind!.rows) {
+          this.markDirty(it.kind!, it.key, it.record.offset);
+          if (d.journal) journal.push({ kind: it.kind!.name, key: it.key, envelope: toJson(it.envelope) });
+        }
       }
     });
 
@@ -302,6 +351,7 @@ export class PartitionWorker {
       if (it.dupOf) {
         it.reply = it.dupOf.reply;
         it.error = it.dupOf.error;
+        it.forward = it.dupOf.forward;
       }
     const next = records[records.length - 1].offset + 1n;
     const checkpoint = this.checkpointDue();
@@ -321,6 +371,9 @@ export class PartitionWorker {
         replayFrom: checkpoint ? next : this.oldestUnsaved(next),
         snapshots,
         inbox,
+        forwards,
+        // A checkpoint saves every changed actor: their journals go, none is written.
+        journal: d.journal ? (checkpoint ? [] : journal) : undefined,
         deadLetters,
         effects: async (tx) => {
           const counted = {
@@ -343,6 +396,11 @@ export class PartitionWorker {
     }
     if (!committed) {
       this.reset();
+      // A command of the batch was applied before: the batch runs again, answering it from the inbox.
+      if (failed?.err instanceof InboxSeen) {
+        this.lookUpInboxUntil = Date.now() + INBOX_LOOKUP_MS;
+        return { seek: records[0].offset };
+      }
       // Fenced (another owner moved the partition on): reload at once. Failed for the moment (the
       // store may be down): the same batch is retried after a pause. Failed on its data: narrowed.
       if (!failed) {
@@ -528,6 +586,7 @@ export class PartitionWorker {
         owner: d.owner,
         snapshots,
         inbox: [],
+        journal: d.journal ? [] : undefined,
         deadLetters: [],
         effects: async () => undefined,
       });
@@ -644,7 +703,9 @@ export class PartitionWorker {
     const found = await this.deps.store.findInbox(ids);
     for (const it of items) {
       const id = it.envelope?.id;
-      if (it.kind && id && found.has(id)) it.reply = found.get(id);
+      if (!it.kind || !id || !found.has(id)) continue;
+      it.reply = found.get(id);
+      it.forward = forwardOf(it.reply);
     }
   }
 
@@ -668,6 +729,30 @@ export class PartitionWorker {
         this.actors!.spawn(key, kind, snap === undefined ? kind.decider.initial(key) : kind.fromSnapshot(snap.state));
         if (this.replayNext !== null) this.snapshotAt.set(key, snap?.next ?? -1n);
       }
+      if (this.deps.journal) await this.replayJournal(kind, [...keys], items[0]?.record.offset ?? 0n);
+    }
+  }
+
+  /**
+   * A bus with no log: actors newer than their snapshots run their journaled commands again, in
+   * order, as they ran the first time (nothing written, nothing answered); they stay unsaved until
+   * the next checkpoint, which deletes the journal it covers.
+   */
+  private async replayJournal(kind: ActorKind, keys: string[], at: bigint) {
+    const journals = await this.deps.store.loadJournal(kind.name, keys);
+    for (const [key, envelopes] of journals) {
+      const steps = envelopes.map((json) => {
+        const envelope = JSON.parse(json) as Envelope;
+        return { envelope, command: kind.parse(envelope.cmd, envelope) };
+      });
+      const out = await this.actors!.sendMany(key, steps);
+      const bad = out.find((r) => r.error);
+      if (bad)
+        this.deps.log.error(
+          { err: bad.error, key, topic: this.topic, partition: this.partition },
+          'journaled command threw; state may diverge',
+        );
+      this.markDirty(kind, key, at);
     }
   }
 
@@ -679,11 +764,24 @@ export class PartitionWorker {
       else byRecord.set(it.record, [it]);
     }
     const byTopic = new Map<string, OutRecord[]>();
+    const forwarded: string[] = [];
+    const add = (topic: string, rec: OutRecord) => {
+      const list = byTopic.get(topic);
+      if (list) list.push(rec);
+      else byTopic.set(topic, [rec]);
+    };
     for (const [record, its] of byRecord) {
+      const first = its[0];
+      const f = first.forward;
+      if (f && !first.error) {
+        // Handed on with the asker's reply headers: the receiver answers the asker.
+        add(f.topic, { key: f.key, value: envelopeJson(f.cmd, { id: f.id, at: first.envelope!.at }), headers: replyHeaders(record) });
+        forwarded.push(f.id);
+        continue;
+      }
       const to = record.headers?.[REPLY_TO];
       const corr = record.headers?.[CORRELATION];
       if (!to || !corr) continue;
-      const first = its[0];
       // A bulk record is answered once: one entry per command, or one error when it was refused whole.
       const msg: ReplyMessage =
         first.bulkIndex === undefined || first.whole
@@ -691,17 +789,21 @@ export class PartitionWorker {
             ? { corr, reply: null, error: first.error, ...(first.split ? { split: true } : {}) }
             : { corr, reply: first.reply }
           : { corr, reply: its.map((x): BulkAnswer => (x.error ? { error: x.error } : { reply: x.reply })) };
-      const list = byTopic.get(to) ?? [];
-      list.push({ key: corr, value: toJson(msg) });
-      byTopic.set(to, list);
+      add(to, { key: corr, value: toJson(msg) });
     }
+    let lost = false;
     await Promise.all(
       [...byTopic].map(([topic, recs]) =>
         this.deps.bus.send(topic, recs).catch((err) => {
-          this.deps.log.warn({ err, topic }, 'reply not delivered; the asker will retry');
+          lost = true;
+          this.deps.log.warn(
+            { err, topic },
+            'reply or forward not delivered; the asker retries, the outbox relay sends a forward when due',
+          );
         }),
       ),
     );
+    if (forwarded.length && !lost) this.deps.store.forwarded?.(forwarded);
   }
 }
 
@@ -729,4 +831,11 @@ function markDuplicates(items: Item[]) {
     if (f) it.dupOf = f;
     else first.set(id, it);
   }
+}
+
+/** The asker's reply headers of a record (none: a told command), carried by what it is forwarded as. */
+function replyHeaders(record: InRecord): Record<string, string> {
+  const to = record.headers?.[REPLY_TO];
+  const corr = record.headers?.[CORRELATION];
+  return to && corr ? { [REPLY_TO]: to, [CORRELATION]: corr } : {};
 }

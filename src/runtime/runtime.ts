@@ -18,7 +18,7 @@ export interface RuntimeOptions {
   onCommitted?: WorkerDeps['onCommitted'];
   /** Live actors per partition before idle ones are stopped (they come back from their snapshots). */
   maxLiveActors?: number;
-  /** When snapshots are written (durable buses only; a bus that keeps no log snapshots every batch). */
+  /** When snapshots are written (a bus that keeps no log journals the commands in between: WorkerDeps.journal). */
   checkpoint?: WorkerDeps['checkpoint'];
   /** Pause before retrying a failed batch (default 100 ms doubling to 5 s). */
   retryBackoff?: WorkerDeps['retryBackoff'];
@@ -58,7 +58,8 @@ export class Runtime {
       faults: this.opts.faults,
       onCommitted: this.opts.onCommitted,
       maxLiveActors: this.opts.maxLiveActors,
-      checkpoint: bus.durable ? this.opts.checkpoint : undefined,
+      checkpoint: this.opts.checkpoint,
+      journal: !bus.durable,
       retryBackoff: this.opts.retryBackoff,
     };
     this.consumer = await bus.consume({

@@ -51,7 +51,29 @@ export interface CommitArgs {
   snapshots: SnapshotRow[];
   inbox: InboxRow[];
   deadLetters: DeadLetterRow[];
+  /** Commands handed on (Decision.forward), kept until their worker sent them (see `forwarded`). */
+  forwards?: ForwardRow[];
+  /**
+   * A bus that keeps no log: the commands of this batch that changed an actor not snapshotted in
+   * it, in order (its envelope as JSON). A snapshot deletes its actor's journal in the same commit.
+   */
+  journal?: JournalRow[];
   effects(tx: StoreTx): Promise<void>;
+}
+
+export interface JournalRow {
+  kind: string;
+  key: string;
+  envelope: string;
+}
+
+/** A forwarded command as the outbox keeps it: its record, the asker's reply headers, its idempotency key. */
+export interface ForwardRow {
+  topic: string;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+  msgKey: string;
 }
 
 export interface RuntimeStore {
@@ -60,11 +82,36 @@ export interface RuntimeStore {
   /** Claims the partition at `next` whatever it held (used by a non-durable bus at boot). */
   resetOffset(groupId: string, topic: string, partition: number, next: bigint, owner: string): Promise<void>;
   loadSnapshots(kind: string, keys: string[]): Promise<Map<string, StoredSnapshot>>;
+  /** The journal of `keys` (envelopes as JSON, in order): what changed them since their snapshots. */
+  loadJournal(kind: string, keys: string[]): Promise<Map<string, string[]>>;
   /** Reads outside any transaction (the states of kinds whose rows hold them). */
   reader: StoreTx;
   findInbox(keys: string[]): Promise<Map<string, unknown>>;
   replayFacts(topic: string, partition: number, ids: string[], offsets: bigint[]): Promise<ReplayFacts>;
-  /** false when fenced: another owner moved the partition on. */
+  /**
+   * false when fenced: another owner moved the partition on. Throws InboxSeen, having written
+   * nothing, when an inbox key is there already (the commit does not look before it writes).
+   */
   commit(args: CommitArgs): Promise<boolean>;
   deadLetter(row: DeadLetterRow): Promise<void>;
+  /**
+   * The worker sent these forwarded commands itself: their outbox rows go (soon, in one statement
+   * for many). Should that never happen (a crash), the relay sends them once they are due.
+   */
+  forwarded?(msgKeys: string[]): void;
 }
+
+/**
+ * A commit refused whole because one of its inbox keys was already stored: a command seen before
+ * (a retried ask, an outbox message sent twice) that this batch decided again without knowing it.
+ * Nothing was written; the worker runs the batch again after looking its keys up in the inbox.
+ * Looking up only then spares every other batch a read before its commit.
+ */
+export class InboxSeen extends Error {
+  constructor(readonly cause?: unknown) {
+    super('an inbox key of this batch was already applied');
+  }
+}
+
+/** The marker a commit's inbox statement fails its cast on when a key was stored before. */
+export const INBOX_SEEN = 'inbox: a command of this batch was applied before';

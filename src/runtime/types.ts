@@ -66,6 +66,20 @@ export interface Decision<E, R> {
   reply: R;
   /** false: the command had no effect and must be retried later (not remembered as answered). */
   final?: boolean;
+  /**
+   * Instead of answering, hand the command on (a pipeline stage: the wallet holds, then the book
+   * places): the runtime sends `cmd` to `key` on `topic` with idempotency key `id`, carrying the
+   * asker's reply headers, so that the receiver answers the asker. Committed with the batch and sent
+   * right after it; a command seen again is forwarded again (the receiver answers it once).
+   */
+  forward?: Forward;
+}
+
+export interface Forward {
+  topic: string;
+  key: string;
+  id: string;
+  cmd: unknown;
 }
 
 export interface Decider<S, C, E, R> {

@@ -187,6 +187,22 @@ export const ActorSnapshot = defineEntity({
   },
 });
 
+/**
+ * The input journal of a bus that keeps no log (the in-process bus): the commands that changed an
+ * actor since its snapshot, in order; an actor loads as its snapshot plus these. A snapshot deletes them.
+ */
+export const ActorJournal = defineEntity({
+  name: 'ActorJournal',
+  tableName: 'actor_journal',
+  properties: {
+    id: p.bigint().primary().autoincrement(),
+    kind: p.string(),
+    key: p.string(),
+    envelope: p.text(),
+    createdAt: p.datetime().fieldName('created_at').defaultRaw('now()'),
+  },
+});
+
 /** The market catalog shared by the order book and the parlay side (contracts/clob.md, Markets). */
 export const Market = defineEntity({
   name: 'Market',
@@ -237,6 +253,12 @@ export const Outbox = defineEntity({
     key: p.string(),
     value: p.text(),
     createdAt: p.datetime().fieldName('created_at'),
+    /** A forwarded command's reply headers (the asker's reply topic and correlation id). */
+    headers: p.json<Record<string, string>>().nullable(),
+    /** A forwarded command's idempotency key: its worker deletes the row once it sent it. */
+    msgKey: p.string().fieldName('msg_key').nullable(),
+    /** The relay sends the row from then on (a forwarded command: only if its worker could not). */
+    relayAfter: p.datetime().fieldName('relay_after').defaultRaw('now()'),
   },
 });
 
@@ -520,6 +542,7 @@ export const entities = [
   ParlayEventIdentity,
   ConsumerOffset,
   ActorSnapshot,
+  ActorJournal,
   Market,
   AuthSignIn,
   ParlayTemplate,

@@ -60,16 +60,18 @@ export class OutboxRelay {
     this.running = true;
     try {
       return await (this.orm.em.fork() as any).transactional(async (em: any) => {
-        const rows: { id: string; topic: string; key: string; value: string }[] = await em.execute(
-          // order by the bigint column, not the text alias (which would put id 10 before 9)
-          'select id::text, topic, key, value from outbox order by outbox.id limit ? for update skip locked',
+        const rows: { id: string; topic: string; key: string; value: string; headers: unknown }[] = await em.execute(
+          // order by the bigint column, not the text alias (which would put id 10 before 9); a
+          // forwarded command is its worker's to send until it is due (see Migration20261128100000)
+          'select id::text, topic, key, value, headers from outbox where relay_after <= now() order by outbox.id limit ? for update skip locked',
           [this.batch],
         );
         if (!rows.length) return 0;
         const byTopic = new Map<string, OutRecord[]>();
         for (const r of rows) {
           const list = byTopic.get(r.topic) ?? [];
-          list.push({ key: r.key, value: r.value });
+          const headers = typeof r.headers === 'string' ? JSON.parse(r.headers) : r.headers;
+          list.push({ key: r.key, value: r.value, ...(headers ? { headers } : {}) });
           byTopic.set(r.topic, list);
         }
         for (const [topic, recs] of byTopic) await this.bus.send(topic, recs);

@@ -1,6 +1,16 @@
 // The runtime's store on MikroORM: offsets (fenced), actor snapshots, the command inbox and dead
 // letters, committed in the same transaction as a batch's effects.
-import type { CommitArgs, DeadLetterRow, ReplayFacts, RuntimeStore, StoredPosition, StoredSnapshot } from '../runtime/store-port.ts';
+import {
+  INBOX_SEEN,
+  InboxSeen,
+  type CommitArgs,
+  type ForwardRow,
+  type DeadLetterRow,
+  type ReplayFacts,
+  type RuntimeStore,
+  type StoredPosition,
+  type StoredSnapshot,
+} from '../runtime/store-port.ts';
 import type { StoreTx } from '../runtime/types.ts';
 import type { Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
@@ -90,6 +100,18 @@ export class SqlRuntimeStore implements RuntimeStore {
     return out;
   }
 
+  async loadJournal(kind: string, keys: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (!keys.length) return out;
+    const rows = await this.run('select key, envelope from actor_journal where kind = ? and key in (?) order by id', [kind, keys]);
+    for (const r of rows) {
+      const list = out.get(r.key);
+      if (list) list.push(r.envelope);
+      else out.set(r.key, [r.envelope]);
+    }
+    return out;
+  }
+
   async replayFacts(topic: string, partition: number, ids: string[], offsets: bigint[]): Promise<ReplayFacts> {
     const appliedAt = new Map<string, bigint | null>();
     const poisoned = new Set<bigint>();
@@ -116,6 +138,23 @@ export class SqlRuntimeStore implements RuntimeStore {
     const rows = await this.run('select key, reply from command_inbox where key in (?)', [keys]);
     for (const r of rows) out.set(r.key, typeof r.reply === 'string' ? JSON.parse(r.reply) : r.reply);
     return out;
+  }
+
+  /** Forwarded commands sent by their workers: their outbox rows are deleted together, a moment later. */
+  private sent: string[] = [];
+  private sentTimer: ReturnType<typeof setTimeout> | null = null;
+
+  forwarded(msgKeys: string[]): void {
+    this.sent.push(...msgKeys);
+    if (this.sentTimer) return;
+    this.sentTimer = setTimeout(() => {
+      this.sentTimer = null;
+      const keys = this.sent.splice(0);
+      // Lost on failure: the relay then sends those rows when they are due (their receivers answer a repeat from the inbox).
+      for (let i = 0; i < keys.length; i += 5_000)
+        this.run('delete from outbox where msg_key in (?)', [keys.slice(i, i + 5_000)]).catch(() => undefined);
+    }, FORWARD_DELETE_MS);
+    this.sentTimer.unref?.();
   }
 
   async deadLetter(row: DeadLetterRow): Promise<void> {
@@ -170,8 +209,29 @@ export class SqlRuntimeStore implements RuntimeStore {
       },
     });
     const onlyRows =
-      this.multiStatement && rows !== null && statements.length === 1 && !a.snapshots.length && !a.inbox.length && !a.deadLetters.length;
+      this.multiStatement &&
+      rows !== null &&
+      statements.length === 1 &&
+      !a.snapshots.length &&
+      !a.inbox.length &&
+      !a.deadLetters.length &&
+      !a.journal?.length &&
+      !a.forwards?.length;
     if (rows && !onlyRows) for (const r of (rows as Rows[]).splice(0)) push(r.sql, [r.json]);
+    if (a.snapshots.length && a.journal) {
+      // Saved: what the journal held of these actors is in their snapshots now.
+      push(
+        `delete from actor_journal j using jsonb_to_recordset(?::jsonb) as t(kind text, key text) where j.kind = t.kind and j.key = t.key`,
+        [toJson(a.snapshots.map((x) => ({ kind: x.kind, key: x.key })))],
+      );
+    }
+    if (a.journal?.length) {
+      push(
+        `insert into actor_journal (kind, key, envelope, created_at)
+         select t.kind, t.key, t.envelope, now() from jsonb_to_recordset(?::jsonb) as t(kind text, key text, envelope text, o int) order by t.o`,
+        [toJson(a.journal.map((j, o) => ({ ...j, o })))],
+      );
+    }
     if (a.snapshots.length) {
       push(
         `insert into actor_snapshots (kind, key, state, topic, partition, next_offset, updated_at)
@@ -182,11 +242,26 @@ export class SqlRuntimeStore implements RuntimeStore {
       );
     }
     if (a.inbox.length) {
+      // No read before the commit: a key stored before makes this statement fail its cast, the
+      // transaction is rolled back whole, and the worker looks the batch's keys up (InboxSeen).
       push(
-        `insert into command_inbox (key, reply, source_topic, source_partition, source_offset, created_at)
+        `with ins as (insert into command_inbox (key, reply, source_topic, source_partition, source_offset, created_at)
          select t.key, t.reply, ?, ?, t.o, now() from jsonb_to_recordset(?::jsonb) as t(key text, reply jsonb, o bigint)
-         on conflict (key) do nothing`,
-        [a.topic, a.partition, toJson(a.inbox.map((r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() })))],
+         on conflict (key) do nothing returning 1)
+         select (case when (select count(*) from ins) = ? then '1' else '${INBOX_SEEN}' end)::int as seen_unless_one`,
+        [a.topic, a.partition, toJson(a.inbox.map((r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() }))), a.inbox.length],
+      );
+    }
+    if (a.forwards?.length) {
+      push(
+        `insert into outbox (topic, key, value, headers, msg_key, created_at, relay_after)
+         select t.topic, t.key, t.value, t.headers, t.msg_key, now(), now() + interval '${FORWARD_GRACE_SECONDS} seconds'
+         from jsonb_to_recordset(?::jsonb) as t(topic text, key text, value text, headers jsonb, msg_key text)`,
+        [
+          toJson(
+            a.forwards.map((f: ForwardRow) => ({ topic: f.topic, key: f.key, value: f.value, headers: f.headers, msg_key: f.msgKey })),
+          ),
+        ],
       );
     }
     for (const d of a.deadLetters)
@@ -209,6 +284,7 @@ export class SqlRuntimeStore implements RuntimeStore {
       return true;
     } catch (e) {
       if (isFenced(e)) return false;
+      if (isInboxSeen(e)) throw new InboxSeen(e);
       throw e;
     }
   }
@@ -266,7 +342,7 @@ export class SqlRuntimeStore implements RuntimeStore {
         g.resolve(true);
       } catch (e) {
         if (isFenced(e)) g.resolve(false);
-        else g.reject(e);
+        else g.reject(isInboxSeen(e) ? new InboxSeen(e) : e);
       }
     }
   }
@@ -300,6 +376,11 @@ function mergeable(sql: string): boolean {
   return sql.includes(ROWS_PARAM) && /^\s*insert\b/i.test(sql) && !/\bdo\s+update\b/i.test(sql);
 }
 
+/** A forwarded command's outbox row is the relay's to send only after this: until then its worker sends it. */
+const FORWARD_GRACE_SECONDS = 5;
+/** Sent forwards' rows are deleted in one statement at most this often. */
+const FORWARD_DELETE_MS = 20;
+
 /** A group transaction's SQL stays under this many characters (a big book snapshot goes alone). */
 const GROUP_MAX_CHARS = 4_000_000;
 
@@ -312,6 +393,10 @@ const FENCED = 'fenced: the partition moved on';
 
 function isFenced(e: any): boolean {
   return String(e?.message).includes(FENCED);
+}
+
+function isInboxSeen(e: any): boolean {
+  return String(e?.message).includes(INBOX_SEEN);
 }
 
 /** A dead letter's text without NUL bytes (PostgreSQL's text refuses them: the dead letter itself would fail). */

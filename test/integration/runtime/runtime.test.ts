@@ -21,10 +21,7 @@ interface Counter {
 }
 type Cmd = { add: number; seq: number };
 
-function counterKind(
-  topic: string,
-  effects: { key: string; n: number }[],
-): ActorKind<Counter, Cmd, { add: number; seq: number }, { n: number }> {
+function counterKind(topic: string, node: string): ActorKind<Counter, Cmd, { add: number; seq: number }, { n: number }> {
   return {
     name: 'counter',
     topic,
@@ -42,8 +39,12 @@ function counterKind(
     parse: (c) => c as Cmd,
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as Counter,
-    project: async (_tx, applied) => {
-      for (const a of applied) effects.push({ key: a.key, n: a.state.n });
+    // Effects are rows written in the batch's transaction: what a test sees of them was committed.
+    project: async (tx, applied) => {
+      await tx.execute(
+        `insert into counter_effects (node, key, n) select ?, t.key, t.n from jsonb_to_recordset(?::jsonb) as t(key text, n int)`,
+        [node, JSON.stringify(applied.map((a) => ({ key: a.key, n: a.state.n })))],
+      );
     },
   };
 }
@@ -64,10 +65,16 @@ async function rig(
   const orm = await openOrm(db.url ? { databaseUrl: db.url } : { dataDir: 'memory://' });
   await migrate(orm, db.url);
   const store = new SqlRuntimeStore(orm);
-  const effects: { key: string; n: number }[] = [];
+  await orm.em.fork().execute('create table if not exists counter_effects (id serial primary key, node text, key text, n int)');
   const topic = `${topicPrefix}counters`;
-  const kind = counterKind(topic, effects);
   const nodeId = `rt-${randomBytes(3).toString('hex')}`;
+  const kind = counterKind(topic, nodeId);
+  /** The effects this rig's runtime committed, in commit order. */
+  const effects = async (): Promise<{ key: string; n: number }[]> =>
+    (await orm.em.fork().execute('select key, n from counter_effects where node = ? order by id', [nodeId])).map((r: any) => ({
+      key: r.key,
+      n: Number(r.n),
+    }));
   const runtime = new Runtime({
     bus,
     store,
@@ -157,7 +164,7 @@ test('kafka: a second runtime on the same store resumes from snapshots and offse
   });
   const r = await b.asker.ask({ topic: b.topic, key: 'k1', cmd: { add: 1, seq: 99 } });
   t.deepEqual(r, { n: 7 }, 'state of k1 (3 × 2) came back from its snapshot; nothing replayed twice');
-  t.deepEqual(b.effects, [{ key: 'k1', n: 7 }], 'the new owner applied only the new command');
+  t.deepEqual(await b.effects(), [{ key: 'k1', n: 7 }], 'the new owner applied only the new command');
 });
 
 test('in-process: a decider that throws is dead-lettered alone; its half-changed state is not kept', async (t) => {
@@ -442,7 +449,7 @@ test('kafka: actors newer than their snapshots are rebuilt by replay after a cra
     offsets.length > 0 && offsets.every((o: any) => o.replay !== null && o.replay < o.next),
     'every partition says where recovery must start reading',
   );
-  const effectsBefore = a.effects.length;
+  const effectsBefore = (await a.effects()).length;
   await a.close({ flush: false }); // a crash: what only memory held is gone
   await bus1.close();
 
@@ -462,19 +469,20 @@ test('kafka: actors newer than their snapshots are rebuilt by replay after a cra
     rebuilt = await counters(b);
   }
   t.deepEqual(ns(rebuilt), { k0: 13, k1: 5, k2: 8 }, 'rebuilt and saved without any new command');
-  t.deepEqual(b.effects, [], 'the rebuild wrote no effect');
+  t.deepEqual(await b.effects(), [], 'the rebuild wrote no effect');
   t.deepEqual(await ask(b, 'k0', 1, 40), { n: 14 });
   t.deepEqual(await ask(b, 'k1', 1, 41), { n: 6 }, 'the command that threw is skipped again; its half-change is not replayed');
   t.deepEqual(await ask(b, 'k2', 1, 42), { n: 9 });
   t.deepEqual(await ask(b, 'k0', 10, 20, 'once'), { n: 13 }, 'still answered from the inbox');
   t.deepEqual(
-    b.effects.map((e) => e.key),
+    (await b.effects()).map((e) => e.key),
     ['k0', 'k1', 'k2'],
     'the replay wrote no effect; only the new commands did',
   );
   t.true(effectsBefore >= 8);
+  // (The repeated key made its partition start over from the store: it is saved again when idle.)
   let snaps = await counters(b);
-  for (let i = 0; i < 200 && snaps.k2?.n !== 9; i++) {
+  for (let i = 0; i < 200 && (snaps.k0?.n !== 14 || snaps.k1?.n !== 6 || snaps.k2?.n !== 9); i++) {
     await new Promise((r) => setTimeout(r, 50));
     snaps = await counters(b);
   }
@@ -526,4 +534,50 @@ test('kafka: unsaved actors are checkpointed when idle, and saved at a graceful 
     'saved at the graceful stop',
   );
   await orm.close();
+});
+
+test('in-process: with no log to replay, snapshots are checkpointed and actors come back as snapshot + journal after a crash', async (t) => {
+  const db = await freshDatabase();
+  const prefix = `j${randomBytes(3).toString('hex')}.`;
+  const sparse = { everyBatches: 1_000_000, maxAgeMs: 600_000 };
+  const bus1 = new MemoryBus(3);
+  const a = await rig(bus1, { url: db.url }, prefix, undefined, sparse);
+  const ask = (r: typeof a, key: string, add: number, seq: number, id?: string) =>
+    r.asker.ask<{ n: number }>({ topic: r.topic, key, cmd: { add, seq }, id });
+  await a.asker.askMany(Array.from({ length: 9 }, (_, i) => ({ topic: a.topic, key: `k${i % 3}`, cmd: { add: 1, seq: i } })));
+  t.deepEqual(await ask(a, 'k0', 10, 20, 'once'), { n: 13 });
+  t.deepEqual(await counters(a), {}, 'no snapshot written with the batches');
+  const journal = async () =>
+    (await a.orm.em.fork().execute('select key, count(*)::int as n from actor_journal group by key order by key')).map((r: any) => [
+      r.key,
+      r.n,
+    ]);
+  t.deepEqual(await journal(), [
+    ['k0', 4],
+    ['k1', 3],
+    ['k2', 3],
+  ]);
+  await a.close({ flush: false }); // a crash: the in-process bus and its records are gone
+  await bus1.close();
+
+  const bus2 = new MemoryBus(3);
+  const b = await rig(bus2, { url: db.url }, prefix, undefined, sparse);
+  t.teardown(async () => {
+    await b.close();
+    await bus2.close();
+    await db.drop();
+  });
+  t.deepEqual(await ask(b, 'k0', 10, 20, 'once'), { n: 13 }, 'still answered from the inbox, not applied again');
+  t.deepEqual(await ask(b, 'k0', 1, 30), { n: 14 }, 'k0 came back as its 4 journaled commands');
+  t.deepEqual(await ask(b, 'k1', 1, 31), { n: 4 });
+  t.deepEqual(await b.effects(), [
+    { key: 'k0', n: 14 },
+    { key: 'k1', n: 4 },
+  ]);
+  await b.runtime.stop(); // graceful: every changed actor saved, its journal gone (k2 was never loaded: its journal stays)
+  const snaps = await counters(b);
+  t.is(snaps.k0.n, 14);
+  t.deepEqual(snaps.k0.seen, [0, 3, 6, 20, 30]);
+  t.is(snaps.k1.n, 4);
+  t.deepEqual(await journal(), [['k2', 3]]);
 });
