@@ -52,7 +52,6 @@ const schema = z.object({
   CLOB_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(300),
   CLOB_INTERNAL_TOKEN: z.string().optional(),
   CLOB_COLLATERAL_MINT: z.string().optional(),
-  CLOB_RESERVATION_HOLD_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   CLOB_DELEGATE: z.string().optional(),
   CLOB_DELEGATE_KEYPAIR: z.string().optional(),
   CLOB_FEE_RECIPIENT: z.string().optional(),
@@ -156,8 +155,6 @@ export interface Config {
   clobInternalToken: string;
   /** Collateral mint of the order book (default: the parlay program's, as mirrored). */
   collateralMint?: string;
-  /** How long a reservation taken before its order reached the book survives unconfirmed. */
-  reservationHoldMs: number;
   /** The program delegate that moves makers' tokens at settlement (its public key). */
   delegate?: string;
   /** The delegate's key (JSON secret-key array, or a file holding it): signs settlements; unset = no executor. */
@@ -291,7 +288,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     clobTokenTtl: e.CLOB_TOKEN_TTL_SECONDS,
     clobInternalToken: e.CLOB_INTERNAL_TOKEN ?? dev('internal'),
     collateralMint: e.CLOB_COLLATERAL_MINT || undefined,
-    reservationHoldMs: e.CLOB_RESERVATION_HOLD_MS,
     delegate: e.CLOB_DELEGATE || undefined,
     delegateKeypair: e.CLOB_DELEGATE_KEYPAIR || undefined,
     feeRecipient: e.CLOB_FEE_RECIPIENT || undefined,

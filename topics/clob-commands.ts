@@ -79,6 +79,11 @@ export const placeOrder = z.object({
   /** Most live and held orders one wallet may have on this book (CLOB_MAX_OPEN_ORDERS_PER_MARKET):
    *  at the cap a GTC/GTD order is rejected, a FOK one (it never rests) is not. Absent: no cap. */
   maxOpenOrders: z.number().int().min(1).max(1_000_000).optional(),
+  /** Handed on by the maker's wallet, which already holds the order's amount for good (wallet
+   *  PlaceOrder): no confirmation goes back, and an order the book refuses has its hold returned. */
+  held: z.boolean().optional(),
+  /** Warnings the wallet found (e.g. `allowance`), given back in the answer before the book's own. */
+  warnings: z.array(z.string().min(1).max(32)).max(8).optional(),
 });
 /** reason: 'user' (default) or e.g. 'heartbeat_timeout' (cancel-on-disconnect); carried by OrderCancelled. */
 export const cancelOrders = z.object({

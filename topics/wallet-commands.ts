@@ -3,6 +3,7 @@
 // outcome token id. The runtime adds the envelope's time as `at` before the decider sees a command.
 import { z } from 'zod';
 import { TOPICS } from './names.ts';
+import type { PlaceReply } from './clob-commands.ts';
 
 /** The topic's name (before the deployment's prefix); its key is the wallet's address. */
 export const WALLET_TOPIC = TOPICS.walletCommands;
@@ -28,6 +29,28 @@ export const walletCommand = z.discriminatedUnion('type', [
     market: z.string(),
     balance: balance.optional(),
     holdMs: z.number().int().positive().max(600_000),
+  }),
+  /**
+   * One pass (risk, then matching): holds `amount` for the order, for good (no lapse: the order is
+   * sure to reach its book), and hands the book's command on to `book.topic` / `book.key` with
+   * `book.id` as its idempotency key; the book answers the asker. What does not fit is answered
+   * here, as a Reserve is. The hold is freed by the book's releases (fill, cancel, expiry, or its
+   * refusal of the order). `delegate`: the allowance the order's warnings are checked against.
+   */
+  z.object({
+    type: z.literal('PlaceOrder'),
+    orderId,
+    asset,
+    amount,
+    market: z.string().min(1).max(128),
+    balance: balance.optional(),
+    delegate: z.string().min(1).max(64).nullable(),
+    book: z.object({
+      topic: z.string().min(1).max(255),
+      key: z.string().min(1).max(128),
+      id: z.string().min(1).max(255),
+      cmd: z.record(z.string(), z.unknown()),
+    }),
   }),
   /** The order rests on its book: the hold no longer lapses. */
   z.object({ type: z.literal('Confirm'), orderId: z.string().min(1) }),
@@ -55,8 +78,8 @@ export type WalletReply =
   | { ok: true; reserved?: string; available?: string; released?: string; allowance?: { delegate: string | null; amount: string } }
   | { ok: false; code: 'INSUFFICIENT_BALANCE' | 'BALANCE_UNKNOWN'; available: string; message: string };
 
-/** The reply to each command type. */
-export type WalletReplies = { [T in WalletCommand['type']]: WalletReply };
+/** The reply to each command type; a PlaceOrder that fits is answered by the book it goes on to. */
+export type WalletReplies = { [T in Exclude<WalletCommand['type'], 'PlaceOrder'>]: WalletReply } & { PlaceOrder: WalletReply | PlaceReply };
 
 /** The topic as a typed channel: what senders write and what each command type answers. */
 export interface WalletProtocol {

@@ -14,13 +14,29 @@ import type { BookReplies } from '../../topics/clob-commands.ts';
 /** What the topic promises each command type answers (topics/clob-commands.ts, BookReplies). */
 type Answer<T extends BookCommand['type']> = Decision<BookEvent, BookReplies[T]>;
 
+/**
+ * An order its wallet already holds for (wallet PlaceOrder, `held`): refused, its hold goes back
+ * (HoldReturned; not for a duplicate, whose hold is the first order's); taken, the wallet's warnings
+ * come first in the answer.
+ */
+function placeHeld(d: Answer<'PlaceOrder'>, cmd: Extract<BookCommand, { type: 'PlaceOrder' }>): Answer<'PlaceOrder'> {
+  if (!cmd.held) return d;
+  const r = d.reply;
+  if ('error' in r) {
+    if (r.error === 'DUPLICATE_ORDER') return d;
+    const back: BookEvent = { type: 'HoldReturned', at: cmd.now, orderId: cmd.order.hash, owner: cmd.order.maker, reason: r.error };
+    return { ...d, events: [...d.events, back] };
+  }
+  return cmd.warnings?.length ? { ...d, reply: { ...r, warnings: [...cmd.warnings, ...(r.warnings ?? [])] } } : d;
+}
+
 export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookReply> = {
   initial: (key) => initialBook(key),
 
   decide(state, cmd): Decision<BookEvent, BookReply> {
     switch (cmd.type) {
       case 'PlaceOrder':
-        return decidePlace(state, cmd) satisfies Answer<'PlaceOrder'>;
+        return placeHeld(decidePlace(state, cmd), cmd) satisfies Answer<'PlaceOrder'>;
       case 'CancelOrders':
         return decideCancel(state, cmd) satisfies Answer<'CancelOrders'>;
       case 'InvalidateOrders':

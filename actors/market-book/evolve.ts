@@ -91,6 +91,8 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
     }
     case 'TradeUpdated':
       return s; // settlement news: the ledger's, not the book's
+    case 'HoldReturned':
+      return s; // the wallet's business: the order never was on the book
     case 'OrderCancelled':
       finish(s, e.orderId, 'cancelled');
       return s;

@@ -133,6 +133,7 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
           maxMakersPerMintMergeTrade: capMM,
           tradeId: cmd.tradeId ?? null,
           reservation: reservationOf(d),
+          ...(cmd.held ? { held: true } : {}),
         },
       ],
       reply: {
@@ -152,6 +153,8 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
   // and an accepted order's decision starts with their OrderEjected events.
   const due = dueAt(s, cmd.now);
   const r = match(s, m, d, cmd.now, cmd.mintMerge, bound, cmd.tradeId, cap, capMM, due.ejected);
+  // Its wallet holds for it for good: the ledger sends no confirmation (see held in types.ts).
+  if (cmd.held) for (const e of r.events) if (e.type === 'OrderPlaced') e.held = true;
   if (due.events.length === 0 || 'error' in r.reply) return r;
   return { events: [...due.events, ...r.events], reply: r.reply };
 }

@@ -147,6 +147,8 @@ export type BookEvent =
       /** Reservation consumed by the fills at arrival. */
       release: Release;
       tradeIds: string[];
+      /** Its wallet holds for it for good (PlaceOrder `held`): nothing to confirm. */
+      held?: boolean;
     }
   | {
       type: 'OrderDelayed';
@@ -161,6 +163,8 @@ export type BookEvent =
       maxMakersPerMintMergeTrade?: number | null;
       tradeId: string | null;
       reservation: Reservation;
+      /** Its wallet holds for it for good (PlaceOrder `held`): nothing to confirm. */
+      held?: boolean;
     }
   | {
       type: 'OrderUpdated';
@@ -179,6 +183,8 @@ export type BookEvent =
       release: Release;
     }
   | { type: 'TradeMatched'; at: number; trade: TradeSummary }
+  /** An order its wallet held for (PlaceOrder `held`) was refused: its hold goes back (no change to the book). */
+  | { type: 'HoldReturned'; at: number; orderId: string; owner: string; reason: string }
   /** The settlement executor's news of a trade (no change to the book). */
   | {
       type: 'TradeUpdated';

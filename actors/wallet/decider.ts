@@ -1,12 +1,14 @@
-// The Wallet actor (key = wallet address): reservations of balance for resting orders, across
-// markets. An order's maker amount is held against the on-chain balance (as last seen, newest slot
-// wins) minus what the wallet's other orders hold. A hold taken before the order reached its book
-// lapses after `holdMs` unless confirmed, so a node that dies between the two steps leaks nothing.
+// The Wallet actor (key = wallet address): holds of balance for resting orders, across markets. An
+// order's maker amount is held against the on-chain balance (as last seen, newest slot wins) minus
+// what the wallet's other orders hold. PlaceOrder is the risk stage of the one-pass order path
+// (src/clob/pipeline.md): the hold is for good and the book's command is handed on in the same
+// commit. A two-step Reserve (mint/merge settlement's) lapses after `holdMs` unless confirmed, so a
+// node that dies between its two steps leaks nothing.
 // The balance per asset (and the standing allowance, when seen) is kept here: seeded by one chain
 // read the first time a node sees the wallet, then kept current by account-change notifications
-// (SeeBalance), so an order needs no chain read. A Reserve with no balance on record and none in
-// the command answers BALANCE_UNKNOWN, and the front door reads the chain once and asks again.
-import type { Decider } from '../../src/runtime/types.ts';
+// (SeeBalance), so an order needs no chain read. A hold with no balance on record and none in the
+// command answers BALANCE_UNKNOWN, and the front door reads the chain once and asks again.
+import type { Decider, Decision } from '../../src/runtime/types.ts';
 import type { WalletCommand, WalletReply } from '../../topics/wallet-commands.ts';
 
 export interface Reservation {
@@ -53,6 +55,50 @@ function allowanceOf(b: Balance | undefined): { allowance?: { delegate: string |
   return b?.delegatedAmount !== undefined ? { allowance: { delegate: b.delegate ?? null, amount: b.delegatedAmount } } : {};
 }
 
+type Holding = Extract<Cmd, { type: 'Reserve' | 'PlaceOrder' }>;
+
+/** Holds the command's amount against the balance on record (the one it brings, if newer); an order held before answers as it did. */
+function hold(
+  state: WalletState,
+  events: WalletEvent[],
+  cmd: Holding,
+  how: { confirmed: boolean; lapsesAt: number },
+): Decision<WalletEvent, WalletReply> {
+  let s = state;
+  if (s.reservations[cmd.orderId])
+    return { events, reply: { ok: true, reserved: s.reservations[cmd.orderId].amount, ...allowanceOf(s.balances[cmd.asset]) } };
+  const cur = s.balances[cmd.asset];
+  if (cmd.balance && (!cur || cmd.balance.slot >= cur.slot)) {
+    events.push({ type: 'BalanceSeen', asset: cmd.asset, ...cmd.balance });
+    s = walletDecider.evolve(s, events[events.length - 1]);
+  }
+  const known = s.balances[cmd.asset];
+  if (!known) {
+    return {
+      events,
+      reply: { ok: false, code: 'BALANCE_UNKNOWN', available: '0', message: `no balance of ${cmd.asset} on record for this wallet` },
+    };
+  }
+  const free = available(s, cmd.asset, cmd.at);
+  if (BigInt(cmd.amount) > free) {
+    return {
+      events,
+      reply: {
+        ok: false,
+        code: 'INSUFFICIENT_BALANCE',
+        available: (free < 0n ? 0n : free).toString(),
+        message: `maker amount ${cmd.amount} exceeds the unreserved balance ${free < 0n ? 0n : free}`,
+      },
+    };
+  }
+  events.push({
+    type: 'Reserved',
+    orderId: cmd.orderId,
+    reservation: { asset: cmd.asset, amount: cmd.amount, market: cmd.market, ...how },
+  });
+  return { events, reply: { ok: true, reserved: cmd.amount, available: (free - BigInt(cmd.amount)).toString(), ...allowanceOf(known) } };
+}
+
 export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> = {
   initial: () => ({ balances: {}, reservations: {} }),
 
@@ -73,46 +119,18 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
         if (!cur || cmd.balance.slot >= cur.slot) events.push({ type: 'BalanceSeen', asset: cmd.asset, ...cmd.balance });
         return { events, reply: { ok: true } };
       }
-      case 'Reserve': {
-        if (s.reservations[cmd.orderId])
-          return { events, reply: { ok: true, reserved: s.reservations[cmd.orderId].amount, ...allowanceOf(s.balances[cmd.asset]) } };
-        const cur = s.balances[cmd.asset];
-        if (cmd.balance && (!cur || cmd.balance.slot >= cur.slot)) {
-          events.push({ type: 'BalanceSeen', asset: cmd.asset, ...cmd.balance });
-          s = walletDecider.evolve(s, events[events.length - 1]);
-        }
-        const known = s.balances[cmd.asset];
-        if (!known) {
-          return {
-            events,
-            reply: {
-              ok: false,
-              code: 'BALANCE_UNKNOWN',
-              available: '0',
-              message: `no balance of ${cmd.asset} on record for this wallet`,
-            },
-          };
-        }
-        const free = available(s, cmd.asset, cmd.at);
-        if (BigInt(cmd.amount) > free) {
-          return {
-            events,
-            reply: {
-              ok: false,
-              code: 'INSUFFICIENT_BALANCE',
-              available: (free < 0n ? 0n : free).toString(),
-              message: `maker amount ${cmd.amount} exceeds the unreserved balance ${free < 0n ? 0n : free}`,
-            },
-          };
-        }
-        events.push({
-          type: 'Reserved',
-          orderId: cmd.orderId,
-          reservation: { asset: cmd.asset, amount: cmd.amount, market: cmd.market, confirmed: false, lapsesAt: cmd.at + cmd.holdMs },
-        });
+      case 'Reserve':
+        return hold(s, events, cmd, { confirmed: false, lapsesAt: cmd.at + cmd.holdMs });
+      case 'PlaceOrder': {
+        const held = hold(s, events, cmd, { confirmed: true, lapsesAt: 0 });
+        if (!held.reply.ok) return held;
+        // Held (now, or by an earlier try of the same order): the book's command goes on, with the
+        // allowance warning the book's answer carries.
+        const allowance = held.reply.allowance;
+        const short = !cmd.delegate || !allowance || allowance.delegate !== cmd.delegate || BigInt(allowance.amount) < BigInt(cmd.amount);
         return {
-          events,
-          reply: { ok: true, reserved: cmd.amount, available: (free - BigInt(cmd.amount)).toString(), ...allowanceOf(known) },
+          ...held,
+          forward: { ...cmd.book, cmd: { ...cmd.book.cmd, held: true, ...(short ? { warnings: ['allowance'] } : {}) } },
         };
       }
       case 'Confirm': {

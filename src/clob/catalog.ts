@@ -5,6 +5,11 @@ import { decimalToMicro } from '../../topics/units.ts';
 
 import type { Db } from '../db.ts';
 
+/** Named prepared statements (src/store/reader.ts). */
+interface Reader {
+  query<R = any>(name: string, sql: string, params: unknown[]): Promise<R[]>;
+}
+
 const pubkey = z.string().refine((s) => {
   try {
     return bs58.decode(s).length === 32;
@@ -115,7 +120,11 @@ const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 export class CatalogConflict extends Error {}
 
 export class Catalog {
-  constructor(private db: () => Db) {}
+  /** `reader`: the hot reads' prepared statements (src/store/reader.ts); without one, plain queries. */
+  constructor(
+    private db: () => Db,
+    private reader?: Reader,
+  ) {}
 
   async create(m: MarketCreate): Promise<unknown | null> {
     const rows = await this.db().execute(
@@ -196,11 +205,12 @@ export class Catalog {
    * placed once, ever) and the market that trades `tokenId`.
    */
   async forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean; market: MarketConfig | null }> {
-    const rows = await this.db().execute(
-      `select exists(select 1 from open_orders where id = ?) as seen, m.*
-       from (select 1) as one left join lateral (select ${CONFIG_COLUMNS} from markets where yes_token_id = ? or no_token_id = ? limit 1) as m on true`,
-      [orderId, tokenId, tokenId],
-    );
+    // Once per order: a prepared statement (planned once per connection), not a query text per order.
+    const sql = `select exists(select 1 from open_orders where id = $1) as seen, m.*
+       from (select 1) as one left join lateral (select ${CONFIG_COLUMNS} from markets where yes_token_id = $2 or no_token_id = $2 limit 1) as m on true`;
+    const rows = this.reader
+      ? await this.reader.query('clob_for_order', sql, [orderId, tokenId])
+      : await this.db().execute(sql.replace('$1', '?').replace(/\$2/g, '?'), [orderId, tokenId, tokenId]);
     const r = rows[0];
     return { seen: !!r?.seen, market: r?.condition_id ? toConfig(r) : null };
   }

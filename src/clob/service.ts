@@ -1,6 +1,6 @@
-// The order book's use cases between the front door and the actors: placing an order is a saga of
-// two actors on two partitions (reserve in the Wallet, then place in the MarketBook, then confirm
-// or release), cancels fan out to the books and free the cancelled orders' holds before answering,
+// The order book's use cases between the front door and the actors: placing an order is one pass
+// through two actors on two partitions (the Wallet holds its amount and hands it on, the MarketBook
+// matches it and answers; see src/clob/pipeline.md), cancels fan out to the books and free the cancelled orders' holds before answering,
 // reads come from the books or the ledger read models. Balances come from the Wallet actor, kept
 // current from the chain by src/clob/balances.ts: no chain read per order.
 import { AskTimeout, channel, type Answer, type Asker, type Channel, type Protocol } from '../runtime/asker.ts';
@@ -32,7 +32,6 @@ export interface ClobServiceDeps {
   maxMakersPerMintMergeTrade?: number;
   collateralMint: () => Promise<string | null>;
   delegate: () => string | null;
-  holdMs?: number;
   /** CLOB_MAX_OPEN_ORDERS_PER_MARKET: live and held orders per wallet and market */
   maxOpenOrdersPerMarket?: number;
   log?: { warn(o: object, m: string): void };
@@ -96,17 +95,7 @@ export class ClobService {
     const asset = order.side === 'BUY' ? 'collateral' : order.tokenId;
     const mint = order.side === 'BUY' ? collateral : order.tokenId;
     const amount = BigInt(order.makerAmount);
-    const reserved = await this.reserve(wallet, { id, asset, mint, amount, market: market.condition_id });
-    if (!reserved.ok) {
-      if (reserved.code === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reserved.message);
-      throw reject('INSUFFICIENT_BALANCE', reserved.message ?? 'maker amount exceeds the unreserved balance');
-    }
-    const warnings: string[] = [];
-    const delegate = this.d.delegate();
-    const allowance = reserved.allowance;
-    if (!delegate || !allowance || allowance.delegate !== delegate || BigInt(allowance.amount) < amount) warnings.push('allowance');
-
-    const reply = await this.ask(this.book, market.condition_id, {
+    const book = {
       type: 'PlaceOrder',
       now,
       mintMerge: this.d.mintMerge,
@@ -126,13 +115,16 @@ export class ClobService {
         orderType,
         createdAt: now,
       },
-    });
-    if ('error' in reply) {
-      // A duplicate is the same order already on its way: its hold is that order's, not ours to free.
-      if (reply.error !== 'DUPLICATE_ORDER')
-        await this.ask(this.wallet, wallet, { type: 'Release', orderId: id, reason: 'rejected' }, `reject:${id}`);
-      throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
+    };
+    const reply = await this.hold(wallet, { id, asset, mint, amount, market: market.condition_id }, book);
+    if ('ok' in reply) {
+      if (reply.ok) throw new Error('the wallet held the order but did not hand it on'); // a wallet that fits always forwards
+      if (reply.code === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reply.message);
+      throw reject('INSUFFICIENT_BALANCE', reply.message ?? 'maker amount exceeds the unreserved balance');
     }
+    // Refused by the book: its hold went back to the wallet with the refusal (HoldReturned).
+    if ('error' in reply)
+      throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
     return {
       success: true,
       errorMsg: '',
@@ -141,36 +133,45 @@ export class ClobService {
       makingAmount: String(reply.makingAmount ?? '0'),
       takingAmount: String(reply.takingAmount ?? '0'),
       tradeIDs: reply.tradeIDs ?? [],
-      warnings: [...warnings, ...(reply.warnings ?? [])],
+      warnings: reply.warnings ?? [],
     };
   }
 
   /**
-   * Holds the order's maker amount in the wallet's actor against the balance it keeps, with no chain
-   * read: only the first order this node takes for (wallet, mint) brings one (and the account is
-   * watched from then on). A wallet with no balance on record, or an order that does not fit, is
-   * read once more before the answer, under its own idempotency key. An RPC outage leaves orders
-   * that fit the known balance going; a wallet never seen answers 503 (`balance_unavailable`).
+   * One pass (risk, then matching): the wallet's actor holds the order's maker amount against the
+   * balance it keeps, with no chain read, and hands the order on to its book, which answers. Only
+   * the first order this node takes for (wallet, mint) brings a balance read (and the account is
+   * watched from then on). A wallet with no balance on record is read once more, and asked again
+   * under its own idempotency key. An RPC outage leaves orders that fit the known balance going; a
+   * wallet never seen answers 503 (`balance_unavailable`).
    */
-  private async reserve(wallet: string, o: { id: string; asset: string; mint: string; amount: bigint; market: string }) {
+  private async hold(
+    wallet: string,
+    o: { id: string; asset: string; mint: string; amount: bigint; market: string },
+    book: Record<string, unknown>,
+  ) {
     const ask = (h: TokenHolding | null, key: string) =>
       this.ask(
         this.wallet,
         wallet,
         {
-          type: 'Reserve',
+          type: 'PlaceOrder',
           orderId: o.id,
           asset: o.asset,
           amount: o.amount.toString(),
           market: o.market,
           ...(h ? { balance: balanceOf(h) } : {}),
-          holdMs: this.d.holdMs ?? 30_000,
+          delegate: this.d.delegate(),
+          // The book's idempotency key differs from the wallet's: the inbox is one table for both.
+          book: { topic: this.d.bookTopic, key: o.market, id: `place:${o.id}`, cmd: book },
         },
         key,
       );
     const seeded = await this.d.balances.seed(wallet, o.mint, o.asset);
-    const first = await ask(seeded, `reserve:${o.id}`);
-    if (first.ok || seeded) return first;
+    const first = await ask(seeded, `hold:${o.id}`);
+    // Held and placed (or refused by the book), or just read: the answer stands. Else (unknown, or
+    // does not fit what is on record) the chain is read once before the answer.
+    if (!('ok' in first) || first.ok || seeded) return first;
     let fresh: TokenHolding;
     try {
       fresh = await this.d.balances.read(wallet, o.mint);
@@ -181,7 +182,7 @@ export class ClobService {
         `the wallet's balance is not known yet and the chain cannot be read: ${(e as Error).message}`,
       );
     }
-    return ask(fresh, `reserve:${o.id}:read`);
+    return ask(fresh, `hold:${o.id}:read`);
   }
 
   /**

@@ -51,7 +51,7 @@ export async function clobModule(
 ) {
   const { db, bus, orm, topics } = infra;
   const { asker, log, life } = o;
-  const catalog = new Catalog(db);
+  const catalog = new Catalog(db, infra.reader);
   const tokens = new ClobTokens(cfg.clobJwtSecret, cfg.clobTokenTtl);
   const relay = new OutboxRelay(orm, bus, log);
   relay.start();
@@ -81,7 +81,6 @@ export async function clobModule(
     maxMakersPerMintMergeTrade: cfg.maxMakersPerMintMergeTrade,
     collateralMint,
     delegate: () => o.settlement.delegate,
-    holdMs: cfg.reservationHoldMs,
     maxOpenOrdersPerMarket: cfg.maxOpenOrdersPerMarket,
   });
   const clock = new BookClock({ db, asker, bus, runtime: o.runtime, bookTopic: topics.book, log });

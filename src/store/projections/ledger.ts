@@ -104,7 +104,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               },
             });
             // A resting or held order keeps its reservation: the hold taken before it reached the book is confirmed.
-            if (e.type === 'OrderDelayed' || e.status === 'LIVE')
+            if ((e.type === 'OrderDelayed' || e.status === 'LIVE') && !e.held)
               wallet.push(walletCommand(w, od.owner, { type: 'Confirm', orderId: od.hash }, { id: `confirm:${od.hash}`, at: e.at }));
             if (e.type === 'OrderPlaced') {
               // The release's id (the wallet's inbox key, at most 255 characters): the trade ids
@@ -176,6 +176,17 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
             if (m) wallet.push(m);
             break;
           }
+          case 'HoldReturned':
+            // The order never was on the book: what its wallet holds for it goes back, all of it.
+            wallet.push(
+              walletCommand(
+                w,
+                e.owner,
+                { type: 'Release', orderId: e.orderId, reason: 'rejected' },
+                { id: `returned:${e.orderId}`, at: e.at },
+              ),
+            );
+            break;
           case 'TradeMatched': {
             const t = e.trade;
             trades.push({

@@ -1,5 +1,6 @@
-// Reservations across the two actors of the place saga: a node that dies between reserving in the
-// Wallet and placing in the MarketBook leaks nothing (the hold lapses); a retried step counts once.
+// Reservations in the Wallet: a hold taken by a two-step Reserve (as mint/merge settlement takes
+// them) whose order never reached its book lapses, a retried reserve counts once, and an order
+// placed in one pass holds for good while it rests; fills release a taker's hold once, whole.
 import test from 'ava';
 import { call } from '../../helpers/node.ts';
 import { order } from '../../helpers/clob.ts';
@@ -7,7 +8,7 @@ import { clobWorld, U } from '../../helpers/clob-world.ts';
 import { TOPICS } from '../../../topics/names.ts';
 
 test('a hold whose order never reached the book lapses; a repeated reserve counts once', async (t) => {
-  const w = await clobWorld({ CLOB_RESERVATION_HOLD_MS: '1500' });
+  const w = await clobWorld();
   t.teardown(() => w.close());
   const topic = w.node.config.topicPrefix + TOPICS.walletCommands;
   const wallet = w.alice.publicKey.toBase58();
@@ -39,7 +40,7 @@ test('a hold whose order never reached the book lapses; a repeated reserve count
   });
   t.is(ok.status, 200, JSON.stringify(ok.body));
   t.is(ok.body.status, 'live');
-  // A resting order's hold was confirmed: it does not lapse.
+  // A resting order's hold (one pass: held for good) does not lapse.
   await new Promise((r) => setTimeout(r, 1700));
   const still = await call(w.node.url, 'POST', '/v1/order', {
     token: w.A,

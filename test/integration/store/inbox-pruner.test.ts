@@ -67,11 +67,11 @@ test('a rejected order leaves no inbox rows behind once their retention passed',
     Number(
       (
         await c.query('select count(*) from command_inbox where key = any($1)', [
-          [`reserve:${idOf(tooBig)}`, `reserve:${idOf(noFee)}`, `reject:${idOf(noFee)}`],
+          [`hold:${idOf(tooBig)}`, `hold:${idOf(noFee)}`, `place:${idOf(noFee)}`, `returned:${idOf(noFee)}`],
         ])
       ).rows[0].count,
     );
-  t.true((await left()) >= 2, 'the rejected orders wrote inbox rows');
+  t.true((await left()) >= 3, 'the rejected orders wrote inbox rows (the wallet, the book, the returned hold)');
   const deadline = Date.now() + 20_000;
   while ((await left()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
   t.is(await left(), 0, 'pruned after their retention');

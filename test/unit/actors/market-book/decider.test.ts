@@ -998,3 +998,25 @@ test('a wallet at its open-order cap in a market: GTC/GTD rejected, FOK taken, r
   t.is(place(b, order('alice', 'YES', 'BUY', 0.21, 1), cap).reply.status, 'live', 'a cancel makes room');
   t.deepEqual(checkBook(b.s), []);
 });
+
+test('an order its wallet holds for (held): placed without a confirmation, refused with its hold returned, warnings first', (t) => {
+  const b = book();
+  const ok = place(b, order('alice', 'YES', 'BUY', 0.35, 10), { held: true, warnings: ['allowance'] });
+  t.like(ok.reply, { status: 'live', warnings: ['allowance'] });
+  t.deepEqual(types(ok.events), ['OrderPlaced']);
+  t.true((ok.events[0] as Extract<BookEvent, { type: 'OrderPlaced' }>).held, 'the ledger sends no Confirm for it');
+  t.falsy((place(b, order('alice', 'YES', 'BUY', 0.3, 1)).events[0] as any).held, 'an order of the two-step path is not marked');
+  // Refused by the book: the hold goes back with the refusal, as an event the ledger turns into a Release.
+  const bad = order('bob', 'YES', 'BUY', 0.355, 10);
+  const refused = place(b, bad, { held: true });
+  t.is(refused.reply.error, 'INVALID_TICK_SIZE');
+  t.deepEqual(refused.events, [{ type: 'HoldReturned', at: 1000, orderId: bad.hash, owner: 'bob', reason: 'INVALID_TICK_SIZE' }]);
+  const fok = place(b, order('bob', 'YES', 'SELL', 0.9, 1, { orderType: 'FOK' }), { held: true });
+  t.is(fok.reply.error, 'FOK_NOT_FILLED');
+  t.deepEqual(types(fok.events), ['HoldReturned']);
+  // A duplicate's hold is the first order's: nothing goes back.
+  const dup = place(b, { ...order('carol', 'NO', 'BUY', 0.2, 1), hash: ok.reply.orderID }, { held: true });
+  t.is(dup.reply.error, 'DUPLICATE_ORDER');
+  t.deepEqual(dup.events, []);
+  t.deepEqual(checkBook(b.s), []);
+});

@@ -195,3 +195,46 @@ test('given holds of cancelled orders, some partly released, when they are relea
   t.deepEqual(w.send({ type: 'ReleaseOrders', orderIds: ['a', 'b'], reason: 'canceled' }).reply, { ok: true, released: '0' });
   t.is(available(w.state, 'collateral', 1000), 90n);
 });
+
+test('PlaceOrder: holds for good and hands the book its command (with the allowance warning); what does not fit is answered here', (t) => {
+  const w = runner();
+  const book = { topic: 'book', key: 'm1', id: 'place:o1', cmd: { type: 'PlaceOrder', now: 1000 } };
+  const place = (orderId: string, amount: string, extra: object = {}) =>
+    w.send({
+      type: 'PlaceOrder',
+      orderId,
+      asset: 'collateral',
+      amount,
+      market: 'm1',
+      delegate: 'D',
+      book: { ...book, id: `place:${orderId}` },
+      ...extra,
+    });
+  const first = place('o1', '60', { balance: { amount: '100', slot: 5, delegate: 'D', delegatedAmount: '1000' } });
+  t.like(first.reply, { ok: true, reserved: '60' });
+  t.deepEqual(first.forward, { topic: 'book', key: 'm1', id: 'place:o1', cmd: { type: 'PlaceOrder', now: 1000, held: true } });
+  t.deepEqual(
+    w.state.reservations.o1,
+    { asset: 'collateral', amount: '60', market: 'm1', confirmed: true, lapsesAt: 0 },
+    'confirmed at once: it does not lapse',
+  );
+  t.is(available(w.state, 'collateral', 10_000_000), 40n, 'still held long after any hold would have lapsed');
+  // Tried again (a retry under another key): the same hold, handed on again; the book answers it once.
+  const again = place('o1', '60');
+  t.deepEqual(again.events, []);
+  t.deepEqual(again.forward?.id, 'place:o1');
+  // Does not fit: answered by the wallet, nothing handed on.
+  const short = place('o2', '50');
+  t.like(short.reply, { ok: false, code: 'INSUFFICIENT_BALANCE', available: '40' });
+  t.is(short.forward, undefined);
+  // An allowance below the amount (or for another delegate) warns in the book's answer.
+  w.send({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '1000', slot: 6, delegate: 'D', delegatedAmount: '10' } });
+  t.deepEqual(place('o3', '20').forward?.cmd, { type: 'PlaceOrder', now: 1000, held: true, warnings: ['allowance'] });
+  // The book's refusal (HoldReturned → Release) frees it all.
+  t.like(w.send({ type: 'Release', orderId: 'o3', reason: 'rejected' }).reply, { ok: true, released: '20' });
+  // No balance on record: BALANCE_UNKNOWN, the front door reads the chain and asks again.
+  t.like(w.send({ type: 'PlaceOrder', orderId: 'o4', asset: 'tokenX', amount: '1', market: 'm1', delegate: null, book }).reply, {
+    ok: false,
+    code: 'BALANCE_UNKNOWN',
+  });
+});
