@@ -22,6 +22,8 @@ const COMMIT_EVERY_MS = 1000;
 /** One handled batch: at most this many records, and about this many bytes. */
 const MAX_BATCH_RECORDS = 5_000;
 const MAX_BATCH_BYTES = 2 * 1024 * 1024;
+/** How long a fetch waits for the batches it brought before fetching again (see eachBatch). */
+const FETCH_PACE_MS = 100;
 /** A partition whose fetched, unhandled records pass this is paused until half of them are handled. */
 const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 
@@ -281,6 +283,7 @@ export class KafkaBus implements Bus {
         }
       } finally {
         f.running = false;
+        for (const w of f.waiters.splice(0)) w();
         f.idle?.();
       }
     };
@@ -335,6 +338,17 @@ export class KafkaBus implements Bus {
           settlePause(f);
         }
         if (!f.running) void drain(f);
+        // Paced, not in lockstep: the next fetch waits for this partition's batch at most
+        // FETCH_PACE_MS, so that what arrives meanwhile is fetched together (fewer, bigger batches,
+        // as kafkajs's lockstep gave), while a slow partition holds the others back no longer.
+        if (f.running)
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, FETCH_PACE_MS);
+            f.waiters.push(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
       },
     });
     return {
@@ -379,6 +393,8 @@ interface Feed {
   /** No longer this member's (revoked, or the consumer stopped). */
   gone: boolean;
   idle?: () => void;
+  /** Fetches waiting (at most FETCH_PACE_MS) for the batch being handled. */
+  waiters: (() => void)[];
 }
 
 const newFeed = (topic: string, partition: number): Feed => ({
@@ -392,6 +408,7 @@ const newFeed = (topic: string, partition: number): Feed => ({
   retryTimer: null,
   paused: false,
   gone: false,
+  waiters: [],
 });
 
 const sizeOf = (r: InRecord) => r.value.length + r.key.length + 64;
