@@ -1,0 +1,364 @@
+// Benchmark (not a test): the order path against this machine's floor, in ONE run, on the same
+// pre-signed requests, the same client and the same concurrency. The mixed load of issue 15: 60%
+// orders that rest, 15% orders that cross, 25% cancels of the client's own resting orders; each
+// client drives its own wallet, one request at a time, so a cancel always follows its order.
+//   floor    the bare server of bench/order-floor.ts (parse + ed25519, answers a cancel at once)
+//            plus one Kafka request-reply (echo) per request, measured alone: what any conforming
+//            path must do at the least;
+//   embedded one node, the in-process bus and PGlite (`npm start`'s default);
+//   cluster  `nodes` nodes on the Kafka broker and PostgreSQL.
+// For each: requests/s and its ratio to the floor, p50/p99, machine CPU per request per process,
+// Kafka records per request (counted on the broker), a single client's p50, and for the cluster
+// the p99 of an open-loop run at half its rate. Usage:
+//   npx tsx bench/order-ratio.ts [requests=3000] [concurrency=48] [markets=12] [nodes=3]
+//   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair } from '@solana/web3.js';
+import { Kafka, logLevel } from 'kafkajs';
+import { startLocalChain } from '../src/chain/local/index.ts';
+import { orderHash, orderId } from '../src/clob/signed-order.ts';
+import { freshDatabase } from '../test/helpers/db.ts';
+import { freePort, startProcessNode, type ProcessNode } from '../test/helpers/process-node.ts';
+import { OutcomeTokens } from '../test/helpers/chain-market.ts';
+import { bearer, createMarket, order } from '../test/helpers/clob.ts';
+import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
+import { cpuMeter, pidsOf } from './cpu.ts';
+import { startBareServer } from './bare-server.ts';
+import { pct, rawRequestReply } from './kafka-echo.ts';
+import { openLoop } from './open-loop.ts';
+import { latencyPlot } from './plot.ts';
+
+const [nRequests = 3000, concurrency = 48, nMarkets = 12, nNodes = 3] = process.argv.slice(2).map(Number);
+const root = new URL('..', import.meta.url).pathname;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let brokers = process.env.KAFKA_BROKERS;
+const ownBroker = !brokers;
+if (!brokers) {
+  execFileSync('bash', ['deploy/kafka.sh', 'start', '--port', '19592'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  brokers = '127.0.0.1:19592';
+}
+
+// The chain, the outcome tokens and one funded wallet per client (shared by every run).
+const chain = await startLocalChain();
+const boot = await chain.bootstrap();
+const tokens: OutcomeTokens[] = [];
+for (let m = 0; m < nMarkets; m++) tokens.push(await new OutcomeTokens(chain).create());
+const wallets = Array.from({ length: concurrency }, () => Keypair.generate());
+for (const w of wallets) {
+  await chain.fundWallet(w.publicKey, 10n ** 9n, 10_000_000n * 1_000_000n);
+  for (const t of tokens) await t.give(w.publicKey, t.yes.publicKey, 1_000_000n * 1_000_000n);
+}
+
+// The load: per client, its own wallet's requests in order.
+interface Req {
+  path: string;
+  body: string;
+}
+let seed = 7;
+const rnd = () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return seed / 2147483648;
+};
+let salt = 50_000_000;
+const price = (lo: number, hi: number) => (lo + Math.floor(rnd() * Math.round((hi - lo) * 100 + 1)) / 100).toFixed(2);
+function script(w: Keypair, n: number): Req[] {
+  const resting: string[] = [];
+  const out: Req[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = tokens[Math.floor(rnd() * tokens.length)];
+    const yes = t.yes.publicKey.toBase58();
+    const r = rnd();
+    if (r < 0.25 && resting.length) {
+      const id = resting.splice(Math.floor(rnd() * resting.length), 1)[0];
+      out.push({ path: '/v1/orders/cancel', body: JSON.stringify({ orderID: id }) });
+      continue;
+    }
+    const crossing = r >= 0.85;
+    const buy = rnd() < 0.5;
+    // Resting bids sit in 0.30–0.45 and asks in 0.55–0.70; a crossing order takes the other side.
+    const p = crossing ? (buy ? '0.72' : '0.28') : buy ? price(0.3, 0.45) : price(0.55, 0.7);
+    const o = order(w, yes, buy ? 'BUY' : 'SELL', p, String(1 + Math.floor(rnd() * 3)), { feeRateBps: 0, salt: String(++salt) });
+    if (!crossing) resting.push(orderId(orderHash(o)));
+    out.push({ path: '/v1/order', body: JSON.stringify({ order: o, orderType: crossing ? 'FOK' : 'GTC' }) });
+  }
+  return out;
+}
+const perClient = Math.ceil(nRequests / concurrency);
+const plans = wallets.map((w) => script(w, perClient));
+const total = plans.reduce((a, p) => a + p.length, 0);
+
+/** Every client through its own list, one request at a time; latencies and answers. */
+async function drive(base: string, auth: (i: number) => Record<string, string>, lists: Req[][]) {
+  const lat: number[] = [];
+  const codes = new Map<string, number>();
+  const t0 = performance.now();
+  await Promise.all(
+    lists.map(async (list, i) => {
+      for (const q of list) {
+        const s = performance.now();
+        const r = await fetch(base + q.path, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(i) }, body: q.body });
+        const j: any = await r.json().catch(() => ({}));
+        lat.push(performance.now() - s);
+        const k = r.status === 200 ? (j.status ?? (j.canceled ? 'cancel' : 'ok')) : `${r.status} ${j.code ?? j.error ?? ''}`;
+        codes.set(k, (codes.get(k) ?? 0) + 1);
+      }
+    }),
+  );
+  return { lat, codes, seconds: (performance.now() - t0) / 1000 };
+}
+
+// 1. The floor: the bare server on the same requests, then one Kafka request-reply per request.
+const floorPort = await freePort();
+const floorServer = await startBareServer('bench/order-floor-server.ts', { PORT: String(floorPort) });
+await drive(
+  `http://127.0.0.1:${floorPort}`,
+  () => ({}),
+  plans.map((p) => p.slice(0, 20)),
+); // warm
+const fm = cpuMeter({ server: () => [floorServer.pid!], client: () => [process.pid] });
+const floorRun = await drive(`http://127.0.0.1:${floorPort}`, () => ({}), plans);
+const floorCpu = fm.stop();
+floorServer.kill('SIGTERM');
+await rawRequestReply(brokers, `ratiowarm${Date.now()}.`, total, concurrency); // warm the broker (not counted)
+const km = cpuMeter({});
+const echo = await rawRequestReply(brokers, `ratioecho${Date.now()}.`, total, concurrency);
+const kafkaCpu = km.stop();
+const cores = floorCpu.cores;
+const us = (s: number) => (s * 1e6) / total;
+const floorUs = us(floorCpu.machineBusy) + us(kafkaCpu.machineBusy);
+const floorRate = Math.min(total / floorRun.seconds, (cores * 1e6) / floorUs);
+
+// 2. The service.
+const base = {
+  PLATFORM_JWT_SECRET: JWT_SECRET,
+  PARLAY_WEBHOOK_AUTH_SECRET: WEBHOOK_SECRET,
+  CLOB_JWT_SECRET: 'bench-clob',
+  CLOB_INTERNAL_TOKEN: 'bench-internal',
+  SOLANA_RPC_URL: chain.url,
+  CLOB_COLLATERAL_MINT: boot.collateralMint.toBase58(),
+  CLOB_DELEGATE: Keypair.generate().publicKey.toBase58(),
+  CLOB_TOKEN_TTL_SECONDS: '3600',
+  LOG_LEVEL: 'warn',
+  TOPIC_PARTITIONS: '12',
+  ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
+};
+
+const admin = new Kafka({ clientId: 'order-ratio', brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
+await admin.connect();
+/** Records on the broker under `prefix` (sum of every partition's high watermark). */
+async function recordsUnder(prefix: string): Promise<number> {
+  let n = 0;
+  for (const t of (await admin.listTopics()).filter((x) => x.startsWith(prefix)))
+    for (const p of await admin.fetchTopicOffsets(t)) n += Number(p.high) - Number(p.low);
+  return n;
+}
+
+interface Row {
+  path: string;
+  rate: number;
+  p50: number;
+  p99: number;
+  cpu: Record<string, number>;
+  machineUs: number;
+  records: number | null;
+  single: number;
+  halfP99: number | null;
+  codes: Map<string, number>;
+  lat: number[];
+}
+
+async function measure(path: string, env: Record<string, string>, n: number, kafka: boolean): Promise<Row> {
+  const nodes: ProcessNode[] = [];
+  for (let i = 0; i < n; i++) nodes.push(await startProcessNode({ ...env, NODE_ID: `ratio-${i + 1}` }));
+  try {
+    for (const t of tokens)
+      await createMarket(nodes[0].url, {
+        yes_token_id: t.yes.publicKey.toBase58(),
+        no_token_id: t.no.publicKey.toBase58(),
+        taker_fee_bps: 0,
+        min_size: '1',
+      });
+    const auth: Record<string, string>[] = [];
+    for (const w of wallets) auth.push({ authorization: `Bearer ${await bearer(nodes[0].url, w)}` });
+    // Warm-up: each client's first orders (not counted), spread over the nodes.
+    const warm = wallets.map((w) => script(w, 4).filter((q) => q.path === '/v1/order'));
+    await Promise.all(
+      nodes.map((nd, k) =>
+        drive(
+          nd.url,
+          (i) => auth[i * n + k],
+          warm.filter((_, i) => i % n === k),
+        ),
+      ),
+    );
+    const before = kafka ? await recordsUnder(env.TOPIC_PREFIX) : 0;
+    const meter = cpuMeter({
+      nodes: () => nodes.map((x) => x.child.pid!),
+      postgres: () => pidsOf(['-x', 'postgres']),
+      broker: () => pidsOf(['-f', 'kafka.Kafka']),
+      'bench (client, chain)': () => [process.pid],
+    });
+    // Client i talks to node i mod n.
+    const runs = await Promise.all(
+      nodes.map((nd, k) =>
+        drive(
+          nd.url,
+          (i) => auth[i * n + k],
+          plans.filter((_, i) => i % n === k),
+        ),
+      ),
+    );
+    const cpu = meter.stop();
+    const seconds = Math.max(...runs.map((r) => r.seconds));
+    const lat = runs.flatMap((r) => r.lat);
+    const codes = new Map<string, number>();
+    for (const r of runs) for (const [k, v] of r.codes) codes.set(k, (codes.get(k) ?? 0) + v);
+    await sleep(1000); // the ledger's and the releases' records of the last requests
+    const records = kafka ? (await recordsUnder(env.TOPIC_PREFIX)) - before : null;
+    // One client alone: p50.
+    const one = script(wallets[0], 200);
+    const single = await drive(nodes[0].url, () => auth[0], [one]);
+    // Open loop at half the rate (the cluster): p99.
+    let halfP99: number | null = null;
+    if (kafka) {
+      const rate = Math.max(1, Math.round(total / seconds / 2));
+      const reqs = wallets.flatMap((w, i) =>
+        script(w, Math.ceil((rate * 10) / wallets.length) + 2).map((q) => {
+          const body = Buffer.from(q.body);
+          return Buffer.concat([
+            Buffer.from(
+              `POST ${q.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: ${auth[i].authorization}\r\nContent-Length: ${body.length}\r\n\r\n`,
+            ),
+            body,
+          ]);
+        }),
+      );
+      // Interleave the wallets so that each one's requests stay in order and spread in time.
+      const per = wallets.length;
+      const rows = Math.ceil(reqs.length / per);
+      const ordered: Buffer[] = [];
+      for (let r = 0; r < rows; r++) for (let i = 0; i < per; i++) if (reqs[i * rows + r]) ordered.push(reqs[i * rows + r]);
+      const port = Number(new URL(nodes[0].url).port);
+      const ol = await openLoop({ port, requests: ordered, rate, seconds: 10, connections: concurrency });
+      halfP99 = pct(ol.latencies, 0.99);
+    }
+    const machine = cpu.machineBusy;
+    return {
+      path,
+      rate: total / seconds,
+      p50: pct(lat, 0.5),
+      p99: pct(lat, 0.99),
+      cpu: Object.fromEntries(Object.entries(cpu.used).map(([k, v]) => [k, us(v)])),
+      machineUs: us(machine),
+      records: records === null ? null : records / total,
+      single: pct(single.lat, 0.5),
+      halfP99,
+      codes,
+      lat,
+    };
+  } finally {
+    for (const nd of nodes) await nd.kill('SIGTERM');
+  }
+}
+
+// ONLY=embedded or ONLY=cluster measures one of them (profiling); the ratio table needs both.
+const only = process.env.ONLY;
+const skipped = (path: string): Row => ({
+  path: `${path} (skipped)`,
+  rate: 0,
+  p50: 0,
+  p99: 0,
+  cpu: {},
+  machineUs: 0,
+  records: null,
+  single: 0,
+  halfP99: null,
+  codes: new Map(),
+  lat: [0],
+});
+const dataDir = mkdtempSync(join(tmpdir(), 'order-ratio-'));
+const embedded =
+  only === 'cluster'
+    ? skipped('embedded')
+    : await measure('embedded: 1 node, in-process bus, PGlite', { ...base, DATA_DIR: dataDir, TOPIC_PREFIX: 'emb.' }, 1, false);
+rmSync(dataDir, { recursive: true, force: true });
+let cluster = skipped('cluster');
+if (only !== 'embedded') {
+  const db = await freshDatabase('ratio');
+  cluster = await measure(
+    `${nNodes} nodes on Kafka, PostgreSQL`,
+    { ...base, KAFKA_BROKERS: brokers, DATABASE_URL: db.url, TOPIC_PREFIX: `ratio${Date.now()}.`, DATABASE_POOL_MAX: '8' },
+    nNodes,
+    true,
+  );
+  await db.drop();
+}
+await admin.disconnect();
+
+const f0 = (x: number) => Math.round(x).toString();
+const f1 = (x: number) => x.toFixed(1);
+console.log(
+  `\norders vs the floor, one run: ${total} requests (60% resting, 15% crossing FOK, 25% cancels of own resting orders), ${concurrency} clients (one wallet each), ${nMarkets} markets; ${cores} cores`,
+);
+console.table([
+  {
+    path: 'floor: bare server (parse + ed25519) + one Kafka request-reply',
+    'req/s': f0(floorRate),
+    ratio: '1.00',
+    'p50 ms': f1(pct(floorRun.lat, 0.5)),
+    'p99 ms': f1(pct(floorRun.lat, 0.99)),
+    'machine µs/req': f0(floorUs),
+    'nodes µs': f0(us(floorCpu.used.server)),
+    'pg µs': '',
+    'broker µs': '',
+    'bench µs': f0(us(floorCpu.used.client)),
+    'records/req': '1 + 1',
+    'single p50 ms': '',
+    'p99 ms at half rate': '',
+  },
+  ...[embedded, cluster].map((r) => ({
+    path: r.path,
+    'req/s': f0(r.rate),
+    ratio: (r.rate / floorRate).toFixed(2),
+    'p50 ms': f1(r.p50),
+    'p99 ms': f1(r.p99),
+    'machine µs/req': f0(r.machineUs),
+    'nodes µs': f0(r.cpu.nodes ?? 0),
+    'pg µs': f0(r.cpu.postgres ?? 0),
+    'broker µs': f0(r.cpu.broker ?? 0),
+    'bench µs': f0(r.cpu['bench (client, chain)'] ?? 0),
+    'records/req': r.records === null ? '' : r.records.toFixed(2),
+    'single p50 ms': f1(r.single),
+    'p99 ms at half rate': r.halfP99 === null ? '' : f1(r.halfP99),
+  })),
+]);
+console.log(
+  'floor parts: HTTP + signature %s req/s at %s µs of machine per request; Kafka request-reply %s/s at %s µs',
+  f0(total / floorRun.seconds),
+  f0(us(floorCpu.machineBusy)),
+  f0(echo.perSec),
+  f0(us(kafkaCpu.machineBusy)),
+);
+for (const r of [embedded, cluster])
+  console.log(
+    '%s: %s × the floor (goal ≥ 0.5), %s ms of machine per request (goal ≤ 1); answers %s',
+    r.path,
+    (r.rate / floorRate).toFixed(2),
+    (r.machineUs / 1000).toFixed(2),
+    JSON.stringify(Object.fromEntries(r.codes)),
+  );
+console.log(
+  'plot: %s',
+  await latencyPlot('order-ratio', `orders vs the floor: ${concurrency} clients, mixed load`, [
+    { label: `floor (${f0(floorRate)}/s)`, latenciesMs: floorRun.lat },
+    { label: `embedded (${f0(embedded.rate)}/s)`, latenciesMs: embedded.lat },
+    { label: `${nNodes} nodes on Kafka (${f0(cluster.rate)}/s)`, latenciesMs: cluster.lat },
+  ]),
+);
+await chain.close();
+if (ownBroker) execFileSync('bash', ['deploy/kafka.sh', 'stop', '--port', '19592'], { cwd: root, stdio: 'ignore' });
+process.exit(0);
