@@ -172,6 +172,7 @@ async function replay(
     resetOffset: (g, t, p, n, owner) => ctx.store.resetOffset(g, t, p, n, owner),
     loadSnapshots: (k, keys) => ctx.store.loadSnapshots(k, keys),
     loadJournal: (k, keys) => ctx.store.loadJournal(k, keys),
+    journaledKeys: (t, p) => ctx.store.journaledKeys(t, p),
     reader: ctx.store.reader,
     findInbox: (keys) => ctx.store.findInbox(keys),
     deadLetter: (r) => ctx.store.deadLetter(r),

@@ -186,9 +186,39 @@ export class PartitionWorker {
     return this.dirty.size;
   }
 
-  /** Writes the snapshots of every changed actor now (graceful stop); false when fenced or failed. */
+  /**
+   * Writes the snapshots of every changed actor now (graceful stop); false when fenced or failed.
+   * With a journal, also of every actor of the partition that has one (loaded for it): a worker
+   * that started over (a reset) forgot which actors were newer than their snapshots.
+   */
   flush(): Promise<boolean> {
-    return this.serially(() => this.checkpointNow());
+    return this.serially(async () => {
+      if (this.deps.journal && this.actors && this.expectedNext !== null) {
+        try {
+          await this.loadJournaled();
+        } catch (err) {
+          this.deps.log.warn({ err, topic: this.topic, partition: this.partition }, 'journaled actors not loaded; their journals stay');
+        }
+      }
+      return this.checkpointNow();
+    });
+  }
+
+  private async loadJournaled() {
+    const byKind = new Map<ActorKind, string[]>();
+    for (const { key } of await this.deps.store.journaledKeys(this.topic, this.partition)) {
+      const kind = this.deps.kindFor(this.topic, key);
+      if (!kind || kind.rows || this.actors!.has(key)) continue;
+      byKind.set(kind, [...(byKind.get(kind) ?? []), key]);
+    }
+    for (const [kind, keys] of byKind) {
+      const snaps = await this.deps.store.loadSnapshots(kind.name, keys);
+      for (const key of keys) {
+        const snap = snaps.get(key);
+        this.actors!.spawn(key, kind, snap === undefined ? kind.decider.initial(key) : kind.fromSnapshot(snap.state));
+      }
+      await this.replayJournal(kind, keys, this.expectedNext!);
+    }
   }
 
   private serially<T>(fn: () => Promise<T>): Promise<T> {
@@ -323,14 +353,15 @@ export class PartitionWorker {
       const decision = r.decision!;
       const id = it.envelope!.id;
       it.reply = decision.reply;
-      // A bulk record is answered as one: its commands are not handed on.
-      if (decision.forward && it.bulkIndex === undefined) {
+      // A command of a bulk record is handed on too, but without the asker's headers: the bulk
+      // record is answered as one, with this command's reply in it.
+      if (decision.forward) {
         it.forward = decision.forward;
         forwards.push({
           topic: decision.forward.topic,
           key: decision.forward.key,
           value: envelopeJson(decision.forward.cmd, { id: decision.forward.id, at: it.envelope!.at }),
-          headers: replyHeaders(it.record),
+          headers: it.bulkIndex === undefined ? replyHeaders(it.record) : {},
           msgKey: decision.forward.id,
         });
       }
@@ -772,13 +803,19 @@ export class PartitionWorker {
     };
     for (const [record, its] of byRecord) {
       const first = its[0];
-      const f = first.forward;
-      if (f && !first.error) {
-        // Handed on with the asker's reply headers: the receiver answers the asker.
-        add(f.topic, { key: f.key, value: envelopeJson(f.cmd, { id: f.id, at: first.envelope!.at }), headers: replyHeaders(record) });
+      const plain = first.bulkIndex === undefined;
+      for (const it of its) {
+        const f = it.forward;
+        if (!f || it.error) continue;
+        // Handed on with the asker's reply headers (a plain record): the receiver answers the asker.
+        add(f.topic, {
+          key: f.key,
+          value: envelopeJson(f.cmd, { id: f.id, at: it.envelope!.at }),
+          headers: plain ? replyHeaders(record) : {},
+        });
         forwarded.push(f.id);
-        continue;
       }
+      if (plain && first.forward && !first.error) continue;
       const to = record.headers?.[REPLY_TO];
       const corr = record.headers?.[CORRELATION];
       if (!to || !corr) continue;

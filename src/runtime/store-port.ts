@@ -84,6 +84,8 @@ export interface RuntimeStore {
   loadSnapshots(kind: string, keys: string[]): Promise<Map<string, StoredSnapshot>>;
   /** The journal of `keys` (envelopes as JSON, in order): what changed them since their snapshots. */
   loadJournal(kind: string, keys: string[]): Promise<Map<string, string[]>>;
+  /** The keys with a journal on a partition (a graceful stop saves them all). */
+  journaledKeys(topic: string, partition: number): Promise<{ kind: string; key: string }[]>;
   /** Reads outside any transaction (the states of kinds whose rows hold them). */
   reader: StoreTx;
   findInbox(keys: string[]): Promise<Map<string, unknown>>;

@@ -70,7 +70,9 @@ export interface Decision<E, R> {
    * Instead of answering, hand the command on (a pipeline stage: the wallet holds, then the book
    * places): the runtime sends `cmd` to `key` on `topic` with idempotency key `id`, carrying the
    * asker's reply headers, so that the receiver answers the asker. Committed with the batch and sent
-   * right after it; a command seen again is forwarded again (the receiver answers it once).
+   * right after it; a command seen again is forwarded again (the receiver answers it once). A
+   * command of a bulk record is handed on without the asker's headers: the bulk answer carries
+   * this decision's reply.
    */
   forward?: Forward;
 }

@@ -198,6 +198,8 @@ export const ActorJournal = defineEntity({
     id: p.bigint().primary().autoincrement(),
     kind: p.string(),
     key: p.string(),
+    topic: p.string(),
+    partition: p.integer(),
     envelope: p.text(),
     createdAt: p.datetime().fieldName('created_at').defaultRaw('now()'),
   },

@@ -112,6 +112,10 @@ export class SqlRuntimeStore implements RuntimeStore {
     return out;
   }
 
+  async journaledKeys(topic: string, partition: number): Promise<{ kind: string; key: string }[]> {
+    return this.run('select distinct kind, key from actor_journal where topic = ? and partition = ?', [topic, partition]);
+  }
+
   async replayFacts(topic: string, partition: number, ids: string[], offsets: bigint[]): Promise<ReplayFacts> {
     const appliedAt = new Map<string, bigint | null>();
     const poisoned = new Set<bigint>();
@@ -227,9 +231,9 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     if (a.journal?.length) {
       push(
-        `insert into actor_journal (kind, key, envelope, created_at)
-         select t.kind, t.key, t.envelope, now() from jsonb_to_recordset(?::jsonb) as t(kind text, key text, envelope text, o int) order by t.o`,
-        [toJson(a.journal.map((j, o) => ({ ...j, o })))],
+        `insert into actor_journal (kind, key, topic, partition, envelope, created_at)
+         select t.kind, t.key, ?, ?, t.envelope, now() from jsonb_to_recordset(?::jsonb) as t(kind text, key text, envelope text, o int) order by t.o`,
+        [a.topic, a.partition, toJson(a.journal.map((j, o) => ({ ...j, o })))],
       );
     }
     if (a.snapshots.length) {

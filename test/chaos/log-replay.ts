@@ -81,8 +81,10 @@ export async function replayAndDump(
   }
   await new Promise((r) => setTimeout(r, 500));
   await c.end();
-  const out = await dump(db.url);
+  // A graceful stop saves every changed actor (the in-process bus checkpoints its snapshots and
+  // journals the commands in between): then the snapshots are the actors' whole state.
   await node.close();
+  const out = await dump(db.url);
   await bus.close();
   await db.drop();
   return out;

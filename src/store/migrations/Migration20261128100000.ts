@@ -20,9 +20,10 @@ export class Migration20261128100000 extends Migration {
     );
     this.addSql(`create index "outbox_msg_key_index" on "outbox" ("msg_key") where "msg_key" is not null;`);
     this.addSql(
-      `create table "actor_journal" ("id" bigserial primary key, "kind" varchar(255) not null, "key" varchar(255) not null, "envelope" text not null, "created_at" timestamptz not null default now());`,
+      `create table "actor_journal" ("id" bigserial primary key, "kind" varchar(255) not null, "key" varchar(255) not null, "topic" varchar(255) not null, "partition" int not null, "envelope" text not null, "created_at" timestamptz not null default now());`,
     );
     this.addSql(`create index "actor_journal_kind_key_id_index" on "actor_journal" ("kind", "key", "id");`);
+    this.addSql(`create index "actor_journal_topic_partition_index" on "actor_journal" ("topic", "partition");`);
   }
 
   override down(): void | Promise<void> {

@@ -5,7 +5,7 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Runtime } from '../../../src/runtime/runtime.ts';
-import { Asker } from '../../../src/runtime/asker.ts';
+import { Asker, channel } from '../../../src/runtime/asker.ts';
 import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
 import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
 import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
@@ -104,6 +104,23 @@ for (const [name, makeBus] of buses) {
     }
     t.deepEqual(left, [], 'sent by their workers: their rows are gone');
 
+    // Commands of a bulk record are handed on too (nothing held is left behind); the bulk answer
+    // carries the holder's replies, the placer applies them.
+    const bulk = await asker.askBulkSettledTo(channel<any>(hold), [
+      { key: 'w3', cmd: { n: 100 } },
+      { key: 'w4', cmd: { n: 200 } },
+    ]);
+    t.deepEqual(
+      bulk.map((r) => (r.status === 'fulfilled' ? r.value : r.reason)),
+      [{ held: 100 }, { held: 200 }],
+    );
+    let placed = 0;
+    for (let i = 0; i < 100 && placed !== 312; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      placed = ((await asker.ask({ topic: place, key: 'k', cmd: { n: 0 } })) as any).total;
+    }
+    t.is(placed, 312, 'both placed');
+
     // A forward its worker never sent (a crash between the commit and the send): the relay sends it
     // once it is due, with the asker's reply headers, and the placer applies it once.
     await orm.em
@@ -117,11 +134,11 @@ for (const [name, makeBus] of buses) {
     relay.start();
     t.teardown(() => relay.stop());
     let total = 0;
-    for (let i = 0; i < 200 && total !== 23; i++) {
+    for (let i = 0; i < 200 && total !== 323; i++) {
       await new Promise((r) => setTimeout(r, 25));
       total = ((await asker.ask({ topic: place, key: 'k', cmd: { n: 0 } })) as any).total;
     }
-    t.is(total, 23, 'relayed and placed once');
+    t.is(total, 323, 'relayed and placed once');
     t.deepEqual(await outbox(), []);
   });
 }

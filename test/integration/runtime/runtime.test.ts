@@ -574,7 +574,7 @@ test('in-process: with no log to replay, snapshots are checkpointed and actors c
     { key: 'k0', n: 14 },
     { key: 'k1', n: 4 },
   ]);
-  await b.runtime.stop(); // graceful: every changed actor saved, its journal gone (k2 was never loaded: its journal stays)
+  await b.runtime.stop(); // graceful: every actor with a journal on a running partition is saved and its journal gone (k2's partition ran no batch since the restart: its journal stays, to be replayed when k2 is next needed)
   const snaps = await counters(b);
   t.is(snaps.k0.n, 14);
   t.deepEqual(snaps.k0.seen, [0, 3, 6, 20, 30]);
