@@ -211,14 +211,7 @@ export class PartitionWorker {
       if (!kind || kind.rows || this.actors!.has(key)) continue;
       byKind.set(kind, [...(byKind.get(kind) ?? []), key]);
     }
-    for (const [kind, keys] of byKind) {
-      const snaps = await this.deps.store.loadSnapshots(kind.name, keys);
-      for (const key of keys) {
-        const snap = snaps.get(key);
-        this.actors!.spawn(key, kind, snap === undefined ? kind.decider.initial(key) : kind.fromSnapshot(snap.state));
-      }
-      await this.replayJournal(kind, keys, this.expectedNext!);
-    }
+    for (const [kind, keys] of byKind) await this.spawnSaved(kind, keys, this.expectedNext!);
   }
 
   private serially<T>(fn: () => Promise<T>): Promise<T> {
@@ -754,14 +747,19 @@ export class PartitionWorker {
         for (const key of keys) this.actors!.spawn(key, kind, states.get(key) ?? kind.decider.initial(key));
         continue;
       }
-      const snaps: Map<string, StoredSnapshot> = await this.deps.store.loadSnapshots(kind.name, [...keys]);
-      for (const key of keys) {
-        const snap = snaps.get(key);
-        this.actors!.spawn(key, kind, snap === undefined ? kind.decider.initial(key) : kind.fromSnapshot(snap.state));
-        if (this.replayNext !== null) this.snapshotAt.set(key, snap?.next ?? -1n);
-      }
-      if (this.deps.journal) await this.replayJournal(kind, [...keys], items[0]?.record.offset ?? 0n);
+      await this.spawnSaved(kind, [...keys], items[0]?.record.offset ?? 0n);
     }
+  }
+
+  /** Spawns `keys` from their snapshots (or initial states), then runs their journals (a bus with no log). */
+  private async spawnSaved(kind: ActorKind, keys: string[], at: bigint) {
+    const snaps: Map<string, StoredSnapshot> = await this.deps.store.loadSnapshots(kind.name, keys);
+    for (const key of keys) {
+      const snap = snaps.get(key);
+      this.actors!.spawn(key, kind, snap === undefined ? kind.decider.initial(key) : kind.fromSnapshot(snap.state));
+      if (this.replayNext !== null) this.snapshotAt.set(key, snap?.next ?? -1n);
+    }
+    if (this.deps.journal) await this.replayJournal(kind, keys, at);
   }
 
   /**

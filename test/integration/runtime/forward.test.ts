@@ -4,16 +4,13 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
-import { Runtime } from '../../../src/runtime/runtime.ts';
-import { Asker, channel } from '../../../src/runtime/asker.ts';
+import { channel } from '../../../src/runtime/asker.ts';
 import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
 import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
-import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
 import { OutboxRelay } from '../../../src/store/outbox.ts';
-import { openOrm, migrate } from '../../../src/store/orm.ts';
 import type { ActorKind, Bus } from '../../../src/runtime/types.ts';
-import { freshDatabase } from '../../helpers/db.ts';
 import { KAFKA_BROKERS } from '../../helpers/node.ts';
+import { startRuntime } from '../../helpers/runtime-rig.ts';
 
 type Cmd = { n: number };
 
@@ -61,34 +58,15 @@ const buses: [string, () => Bus][] = [
 
 for (const [name, makeBus] of buses) {
   test(`${name}: a forwarded command is answered by the actor it went to, once; its outbox row goes; an unsent one is relayed when due`, async (t) => {
-    const db = await freshDatabase();
     const bus = makeBus();
     const prefix = `f${randomBytes(3).toString('hex')}.`;
-    const orm = await openOrm({ databaseUrl: db.url });
-    await migrate(orm, db.url);
-    const store = new SqlRuntimeStore(orm);
     const [hold, place] = [`${prefix}hold`, `${prefix}place`];
-    const runtime = new Runtime({
+    const { orm, asker } = await startRuntime(t, {
       bus,
-      store,
+      prefix,
       nodeId: 'fw-1',
-      groupId: `${prefix}g`,
-      kinds: [
-        { kind: holder(hold, place), owns: () => true },
-        { kind: placer(place), owns: () => true },
-      ],
+      kinds: [holder(hold, place), placer(place)],
       partitions: { [hold]: 2, [place]: 2 },
-      log: pino({ level: 'silent' }),
-    });
-    await runtime.start();
-    const asker = new Asker(bus, `${prefix}fw-1`, 20_000);
-    await asker.start();
-    t.teardown(async () => {
-      await asker.stop();
-      await runtime.stop();
-      await orm.close();
-      await bus.close();
-      await db.drop();
     });
     const outbox = async () => (await orm.em.fork().execute('select msg_key from outbox')).map((r: any) => r.msg_key);
 

@@ -3,26 +3,18 @@
 // command of another partition by at most the fetch pace, not by the slow batch's time.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import pino from 'pino';
-import { Runtime } from '../../../src/runtime/runtime.ts';
-import { Asker } from '../../../src/runtime/asker.ts';
 import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
 import { partitionFor } from '../../../src/runtime/partitioner.ts';
-import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
-import { openOrm, migrate } from '../../../src/store/orm.ts';
 import type { ActorKind } from '../../../src/runtime/types.ts';
-import { freshDatabase } from '../../helpers/db.ts';
 import { KAFKA_BROKERS } from '../../helpers/node.ts';
+import { startRuntime } from '../../helpers/runtime-rig.ts';
 
 const SLOW_MS = 3_000;
 
 test('kafka: a slow partition does not hold the others back', async (t) => {
-  const db = await freshDatabase();
   const bus = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'lockstep-test' });
   const prefix = `l${randomBytes(3).toString('hex')}.`;
   const topic = `${prefix}work`;
-  const orm = await openOrm({ databaseUrl: db.url });
-  await migrate(orm, db.url);
   const kind: ActorKind<{ n: number }, { slow: boolean }, { slow: boolean }, { done: true }> = {
     name: 'work',
     topic,
@@ -39,25 +31,7 @@ test('kafka: a slow partition does not hold the others back', async (t) => {
       if (applied.some((a) => a.events.some((e) => e.slow))) await new Promise((r) => setTimeout(r, SLOW_MS));
     },
   };
-  const runtime = new Runtime({
-    bus,
-    store: new SqlRuntimeStore(orm),
-    nodeId: 'ls-1',
-    groupId: `${prefix}g`,
-    kinds: [{ kind, owns: () => true }],
-    partitions: { [topic]: 4 },
-    log: pino({ level: 'silent' }),
-  });
-  await runtime.start();
-  const asker = new Asker(bus, `${prefix}ls-1`, 20_000);
-  await asker.start();
-  t.teardown(async () => {
-    await asker.stop();
-    await runtime.stop();
-    await orm.close();
-    await bus.close();
-    await db.drop();
-  });
+  const { asker } = await startRuntime(t, { bus, prefix, nodeId: 'ls-1', kinds: [kind], partitions: { [topic]: 4 } });
   // Two keys on two partitions; both warmed (their workers loaded).
   const a = 'a0';
   const b = Array.from({ length: 50 }, (_, i) => `b${i}`).find((k) => partitionFor(k, 4) !== partitionFor(a, 4))!;
