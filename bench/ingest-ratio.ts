@@ -6,7 +6,8 @@
 //   3. two service nodes on the real Kafka broker (KAFKA_BROKERS set), deliveries alternating;
 // and prints events/s, the ratio to the floor, and machine CPU per event per process.
 // Usage: npx tsx bench/ingest-ratio.ts [events=60000] [txPerDelivery=250] [concurrency=8]
-//   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start).
+//   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start);
+//   ONLY=memory or ONLY=kafka runs the floor and that one service row.
 import { availableParallelism, loadavg } from 'node:os';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
@@ -17,7 +18,8 @@ import { startBareServer } from './bare-server.ts';
 import { stackedBars } from './plot.ts';
 
 const [events = 60_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
-const kafka = process.env.KAFKA_BROKERS;
+const only = process.env.ONLY;
+const kafka = only === 'memory' ? undefined : process.env.KAFKA_BROKERS;
 const deliveries = makeDeliveries(events, perDelivery);
 const WARM = 8;
 const measured = events - Math.min(events, WARM * perDelivery);
@@ -88,7 +90,7 @@ const env = (db: string, extra: Record<string, string>) => ({
 });
 const hook = (n: ProcessNode) => `${n.url}/api/parlays/webhooks/indexer/`;
 
-{
+if (only !== 'kafka') {
   const db = await freshDatabase('ratio_mem');
   const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '' }));
   rows.push(await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url));

@@ -25,7 +25,8 @@ export function edgeFrom(http: Config['http']): Edge {
     bounds,
     webhookBounds,
     body: jsonBody(bounds),
-    webhookBody: jsonBody(webhookBounds),
+    // The webhook schema checks every string it keeps (log lines, signatures) and strips the rest.
+    webhookBody: jsonBody({ ...webhookBounds, checkStrings: false }),
     limits: rateLimits(http.rateLimits),
   };
 }
