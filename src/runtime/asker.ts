@@ -4,16 +4,18 @@ import { randomUUID } from 'node:crypto';
 import {
   BULK_MAX_CHARS,
   BULK_MAX_COMMANDS,
+  bulkEnvelope,
   bulkEnvelopeJson,
   bulkPartJson,
   envelopeJson,
+  lazyRecord,
   replyTopicOf,
   type BulkAnswer,
 } from './envelope.ts';
 import { partitionFor } from './partitioner.ts';
 import { toJson, type Json } from './json.ts';
 import { CORRELATION, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
-import type { Bus, ConsumerHandle } from './types.ts';
+import type { Bus, ConsumerHandle, OutRecord } from './types.ts';
 
 export class AskTimeout extends Error {
   constructor(
@@ -188,14 +190,16 @@ export class Asker {
       if (list) list.push(i);
       else groups.set(p, [i]);
     });
-    // Each partition's commands, cut into records within the bulk bounds.
-    const parts = commands.map((c) => bulkPartJson(c.key, c.cmd));
+    // Each partition's commands, cut into records within the bulk bounds. The in-process bus takes
+    // the envelope as an object (OutRecord.decoded): no text is built unless something reads it.
+    const inProcess = !this.bus.durable;
+    const parts = inProcess ? null : commands.map((c) => bulkPartJson(c.key, c.cmd));
     const records: number[][] = [];
     for (const idx of groups.values()) {
       let cur: number[] = [];
       let chars = 0;
       for (const i of idx) {
-        const size = parts[i].length + 1;
+        const size = parts ? parts[i].length + 1 : 0;
         if (cur.length && (cur.length >= BULK_MAX_COMMANDS || chars + size > BULK_MAX_CHARS)) {
           records.push(cur);
           cur = [];
@@ -208,15 +212,25 @@ export class Asker {
     }
     const now = Date.now();
     const answers = await this.sendMany<BulkAnswer[]>(
-      records.map((idx) => ({
-        topic: ch.topic,
-        key: commands[idx[0]].key,
-        cmd: undefined,
-        value: bulkEnvelopeJson(
-          idx.map((i) => parts[i]),
+      records.map((idx) => {
+        const key = commands[idx[0]].key;
+        if (parts)
+          return {
+            topic: ch.topic,
+            key,
+            cmd: undefined,
+            value: bulkEnvelopeJson(
+              idx.map((i) => parts[i]),
+              now,
+            ),
+          };
+        const decoded = bulkEnvelope(
+          idx.map((i) => commands[i]),
           now,
-        ),
-      })),
+        );
+        let text: string | undefined;
+        return { topic: ch.topic, key, cmd: undefined, decoded, value: () => (text ??= toJson(decoded)) };
+      }),
       timeoutMs,
     );
     const out: PromiseSettledResult<Answer<P, C>>[] = new Array(commands.length);
@@ -271,20 +285,24 @@ export class Asker {
   }
 
   /** Sends the commands (one produce call per topic); resolves to one pending answer per command. */
-  private async sendMany<R>(specs: (AskSpec & { value?: string })[], timeoutMs: number): Promise<Promise<R>[]> {
+  private async sendMany<R>(
+    specs: (AskSpec & { value?: string | (() => string); decoded?: unknown })[],
+    timeoutMs: number,
+  ): Promise<Promise<R>[]> {
     const now = Date.now();
     const started = process.hrtime.bigint();
-    const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
+    const byTopic = new Map<string, OutRecord[]>();
     // One timer for the whole call (its asks all started now): what is still unanswered then times out.
     const waiting: { corr: string; spec: AskSpec; seen(outcome: 'timeout'): void; reject(e: Error): void }[] = [];
     const answers = specs.map((s) => {
       const corr = randomUUID();
       const list = byTopic.get(s.topic) ?? [];
-      list.push({
-        key: s.key,
-        value: s.value ?? envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }),
-        headers: { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic },
-      });
+      const headers = { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic };
+      const v = s.value;
+      if (typeof v === 'function') {
+        // Built when read (the in-process bus reads it only to dead-letter or journal the record).
+        list.push(lazyRecord({ key: s.key, headers, decoded: s.decoded }, v));
+      } else list.push({ key: s.key, value: v ?? envelopeJson(s.cmd, { id: s.id, at: s.at ?? now }), headers });
       byTopic.set(s.topic, list);
       const seen = (outcome: 'ok' | 'timeout' | 'failed') =>
         this.observe?.(s.topic, outcome, Number(process.hrtime.bigint() - started) / 1e9);

@@ -2,7 +2,7 @@
 // reads its answers from. Every sender (the asker, the projections that command through the
 // outbox) goes through here, so the wire format has one author.
 import { toJson } from './json.ts';
-import type { Envelope } from './types.ts';
+import type { Envelope, OutRecord } from './types.ts';
 
 export interface EnvelopeOptions {
   /** Idempotency key: a command seen before is answered with its first reply, not applied again. */
@@ -18,6 +18,15 @@ export function envelope<C>(cmd: C, o: EnvelopeOptions): Envelope<C> {
 /** The envelope of `cmd` as a record's value (JSON; a bigint becomes its decimal string). */
 export function envelopeJson<C>(cmd: C, o: EnvelopeOptions): string {
   return toJson(envelope(cmd, o));
+}
+
+/**
+ * A record whose `value` text is built by `value()` only when something reads it (the in-process
+ * bus hands `decoded` to the consumer instead; see OutRecord.decoded). Copy it field by field, never
+ * with a spread, or the text is built.
+ */
+export function lazyRecord<R extends Omit<OutRecord, 'value'>>(fields: R, value: () => string): R & OutRecord {
+  return Object.defineProperty(fields, 'value', { enumerable: true, get: value }) as R & OutRecord;
 }
 
 /** The topic a node reads the answers to its asks from. */
@@ -45,6 +54,11 @@ export function bulkPartJson(key: string, cmd: unknown): string {
   return toJson({ key, cmd });
 }
 
+/** A bulk envelope as an object (what JSON.parse of its text gives): for the in-process bus, which hands it over unencoded. */
+export function bulkEnvelope(commands: { key: string; cmd: unknown }[], at: number): BulkEnvelope {
+  return { v: 1, at: Math.trunc(at), bulk: commands.map((c) => ({ key: c.key, cmd: c.cmd })) };
+}
+
 /** A bulk envelope from its commands' JSON parts (each from bulkPartJson): no command encoded twice. */
 export function bulkEnvelopeJson(parts: string[], at: number): string {
   return `{"v":1,"at":${Math.trunc(at)},"bulk":[${parts.join(',')}]}`;
@@ -58,8 +72,9 @@ export const BULK_MAX_CHARS = 256 * 1024;
  * The commands a record carries, each as its own key and envelope: one for a plain record, every
  * command of a bulk record (with the record's time). Throws on a value that is neither.
  */
-export function commandsOf(key: string, value: string): { key: string; envelope: Envelope; bulk: boolean }[] {
-  const parsed = JSON.parse(value) as Envelope | BulkEnvelope;
+export function commandsOf(key: string, value: string | object): { key: string; envelope: Envelope; bulk: boolean }[] {
+  // A record's text, or what the in-process bus handed over unencoded (OutRecord.decoded).
+  const parsed = (typeof value === 'string' ? JSON.parse(value) : value) as Envelope | BulkEnvelope;
   if (!parsed || parsed.v !== 1 || typeof parsed.at !== 'number') throw new Error('not a v1 envelope');
   if (!('bulk' in parsed)) return [{ key, envelope: parsed, bulk: false }];
   const list = parsed.bulk;

@@ -2,6 +2,7 @@
 // One member per consumer group; offsets are positions in a partition's log, which starts empty at
 // every boot (the bus is not durable: the runtime learns that from `durable`).
 import { partitionFor } from './partitioner.ts';
+import { lazyRecord } from './envelope.ts';
 import type { Bus, ConsumeOptions, ConsumerHandle, InRecord, OutRecord, TopicSpec } from './types.ts';
 
 interface PartitionLog {
@@ -59,7 +60,8 @@ export class MemoryBus implements Bus {
       const partition = partitionFor(r.key, logs.length);
       const log = logs[partition];
       const offset = log.base + BigInt(log.records.length);
-      log.records.push({ ...r, topic, partition, offset });
+      // Not spread: a sender's `value` may be a getter that builds the text only when read (OutRecord.decoded).
+      log.records.push(lazyRecord({ key: r.key, headers: r.headers, decoded: r.decoded, topic, partition, offset }, () => r.value));
       touched.add(log);
     }
     for (const log of touched) for (const w of [...log.waiters]) w();

@@ -701,7 +701,8 @@ export class PartitionWorker {
   private parse(record: InRecord): Item[] {
     let commands: ReturnType<typeof commandsOf>;
     try {
-      commands = commandsOf(record.key, record.value);
+      // `decoded` first: reading `value` may build the text (OutRecord.decoded).
+      commands = commandsOf(record.key, (record.decoded as object | undefined) ?? record.value);
     } catch (e) {
       return [{ record, key: record.key, error: `bad command: ${(e as Error).message}` }];
     }

@@ -4,6 +4,12 @@ export interface OutRecord {
   key: string;
   value: string;
   headers?: Record<string, string>;
+  /**
+   * The value as `JSON.parse(value)` gives it, when the sender built it so: the in-process bus hands
+   * it to the consumer, which then skips the parse (and the sender may give `value` as a getter that
+   * builds the text only when something reads it); a durable bus sends `value` alone.
+   */
+  decoded?: unknown;
 }
 
 export interface InRecord extends OutRecord {
