@@ -7,7 +7,9 @@
 // and prints events/s, the ratio to the floor, and machine CPU per event per process.
 // Usage: npx tsx bench/ingest-ratio.ts [events=60000] [txPerDelivery=250] [concurrency=8]
 //   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start);
-//   ONLY=memory or ONLY=kafka runs the floor and that one service row.
+//   ONLY=memory or ONLY=kafka runs the floor and that one service row;
+//   ROUNDS=3 runs every path three times, interleaved (floor, service, floor, service, ...), and
+//   reports each path's median round: this machine's speed drifts by ±15% between runs.
 import { availableParallelism, loadavg } from 'node:os';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/db.ts';
@@ -66,15 +68,18 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
   };
 }
 
-const rows: Row[] = [];
-{
+const rounds = Math.max(1, Number(process.env.ROUNDS ?? 1));
+const all: Row[] = [];
+
+async function floorRow(): Promise<Row> {
   const db = await freshDatabase('ratio_floor');
   const port = await freePort();
   const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: 'write', PORT: String(port), DATABASE_URL: db.url });
-  rows.push(await drive('floor (bare server: decode + write)', [`http://127.0.0.1:${port}/`], { server: () => [child.pid!] }, db.url));
+  const row = await drive('floor (bare server: decode + write)', [`http://127.0.0.1:${port}/`], { server: () => [child.pid!] }, db.url);
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
   await db.drop();
+  return row;
 }
 
 const env = (db: string, extra: Record<string, string>) => ({
@@ -90,15 +95,16 @@ const env = (db: string, extra: Record<string, string>) => ({
 });
 const hook = (n: ProcessNode) => `${n.url}/api/parlays/webhooks/indexer/`;
 
-if (only !== 'kafka') {
+async function memoryRow(): Promise<Row> {
   const db = await freshDatabase('ratio_mem');
   const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '' }));
-  rows.push(await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url));
+  const row = await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url);
   await node.kill('SIGTERM');
   await db.drop();
+  return row;
 }
 
-if (kafka) {
+async function kafkaRow(kafka: string): Promise<Row> {
   const db = await freshDatabase('ratio_kafka');
   const prefix = `rk${Date.now()}.`;
   const nodes: ProcessNode[] = [];
@@ -106,22 +112,38 @@ if (kafka) {
     nodes.push(await startProcessNode(env(db.url, { NODE_ID: id, TOPIC_PREFIX: prefix, KAFKA_BROKERS: kafka }), 120_000));
   // Both members own their partitions before the clock starts (the warm-up goes through both).
   await new Promise((r) => setTimeout(r, 5_000));
-  rows.push(
-    await drive(
-      'service, 2 nodes on Kafka',
-      nodes.map(hook),
-      { nodes: () => nodes.map((n) => n.child.pid!), broker: () => pidsOf(['-f', 'kafka.Kafka']) },
-      db.url,
-    ),
+  const row = await drive(
+    'service, 2 nodes on Kafka',
+    nodes.map(hook),
+    { nodes: () => nodes.map((n) => n.child.pid!), broker: () => pidsOf(['-f', 'kafka.Kafka']) },
+    db.url,
   );
   for (const n of nodes) await n.kill('SIGTERM');
   await db.drop();
+  return row;
 }
 
-const floor = rows[0]['events/s'];
-for (const r of rows) r.ratio = (r['events/s'] / floor).toFixed(2);
+for (let round = 0; round < rounds; round++) {
+  const floorOf = await floorRow();
+  const these = [floorOf];
+  if (only !== 'kafka') these.push(await memoryRow());
+  if (kafka) these.push(await kafkaRow(kafka));
+  // Each round's ratios are to that round's floor.
+  for (const r of these) r.ratio = (r['events/s'] / floorOf['events/s']).toFixed(2);
+  all.push(...these);
+}
+/** Each path's median round by its ratio to its own round's floor (the floor's: by events/s). */
+const rows = [...new Set(all.map((r) => r.path))].map((path) => {
+  const list = all.filter((r) => r.path === path).sort((a, b) => Number(a.ratio) - Number(b.ratio) || a['events/s'] - b['events/s']);
+  return list[Math.floor(list.length / 2)];
+});
+if (rounds > 1) {
+  console.log('\nevery round:');
+  console.table(all.map((r) => ({ path: r.path, 'events/s': r['events/s'], ratio: r.ratio, 'machine µs/event': r['machine µs/event'] })));
+}
 console.log(
-  '\nwebhook ingest vs the floor, one run: %s events (%s measured), %s tx per delivery, %s in flight; %s cores, load average before: %s',
+  '\nwebhook ingest vs the floor, one run%s: %s events (%s measured), %s tx per delivery, %s in flight; %s cores, load average before: %s',
+  rounds > 1 ? ` (median of ${rounds} interleaved rounds)` : '',
   events,
   measured,
   perDelivery,
@@ -154,4 +176,4 @@ console.log(
     { unit: `machine µs per event (${availableParallelism()} cores)` },
   ),
 );
-process.exit(rows.every((r) => r.stored === events) ? 0 : 1);
+process.exit(all.every((r) => r.stored === events) ? 0 : 1);
