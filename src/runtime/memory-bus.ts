@@ -60,8 +60,13 @@ export class MemoryBus implements Bus {
       const partition = partitionFor(r.key, logs.length);
       const log = logs[partition];
       const offset = log.base + BigInt(log.records.length);
-      // Not spread: a sender's `value` may be a getter that builds the text only when read (OutRecord.decoded).
-      log.records.push(lazyRecord({ key: r.key, headers: r.headers, decoded: r.decoded, topic, partition, offset }, () => r.value));
+      // A record with `decoded` may carry its text as a getter (OutRecord.decoded): copied without
+      // reading it. Every other record is copied as it is.
+      log.records.push(
+        r.decoded === undefined
+          ? { ...r, topic, partition, offset }
+          : lazyRecord({ key: r.key, headers: r.headers, decoded: r.decoded, topic, partition, offset }, () => r.value),
+      );
       touched.add(log);
     }
     for (const log of touched) for (const w of [...log.waiters]) w();
