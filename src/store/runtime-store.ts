@@ -24,8 +24,12 @@ export function txOf(em: Em): StoreTx {
 }
 
 export class SqlRuntimeStore implements RuntimeStore {
-  /** PostgreSQL runs a multi-statement simple query atomically; PGlite's driver takes one statement per call. */
-  private multiStatement: boolean;
+  /**
+   * How a commit's statements run as one transaction: PostgreSQL runs a multi-statement simple query
+   * atomically, and so does PGlite's `exec` (its ORM driver takes one statement per call, a round
+   * trip through the WASM engine each: a commit of eight statements cost eight).
+   */
+  private script: (sql: string) => Promise<unknown>;
 
   /** Group commit: commits waiting for a turn, and how many group transactions are running. */
   private waiting: PendingCommit[] = [];
@@ -42,12 +46,13 @@ export class SqlRuntimeStore implements RuntimeStore {
     private orm: Orm,
     private commitsInFlight = 2,
   ) {
-    this.multiStatement =
-      orm.config.get('driver')?.name !== 'PgliteDriver' && !/pglite/i.test(String(orm.em.getPlatform().constructor.name));
-  }
-
-  private em() {
-    return this.orm.em.fork() as any;
+    const pglite = orm.config.get('driver')?.name === 'PgliteDriver' || /pglite/i.test(String(orm.em.getPlatform().constructor.name));
+    if (pglite) {
+      // The engine itself: `exec` waits for any transaction open on it, then runs the text as one
+      // implicit transaction (an error rolls all of it back).
+      const native: Promise<{ exec(sql: string): Promise<unknown> }> = (orm.em.getDriver().getConnection() as any).getNativeClient();
+      this.script = async (sql) => (await native).exec(sql);
+    } else this.script = (sql) => this.run(sql);
   }
 
   readonly reader: StoreTx = { execute: (sql, params) => this.run(sql, params as unknown[]) };
@@ -185,20 +190,16 @@ export class SqlRuntimeStore implements RuntimeStore {
     // The effects' statements, kept unformatted while each is a rows statement (see Rows): those of
     // commits that go together in one group transaction are then merged into one statement each.
     let rows: Rows[] | null = [];
-    push(
-      `with moved as (update consumer_offsets set next_offset = ?, replay_from = ?, owner = ?, updated_at = now()
-         where group_id = ? and topic = ? and partition = ? and next_offset = ? returning 1)
-       select (case when (select count(*) from moved) = 1 then '1' else '${FENCED}' end)::int as fenced_unless_one`,
-      [
-        a.next.toString(),
-        a.replayFrom < a.next ? a.replayFrom.toString() : null,
-        a.owner,
-        a.groupId,
-        a.topic,
-        a.partition,
-        a.expectedNext.toString(),
-      ],
-    );
+    const moves: FenceMove = {
+      g: a.groupId,
+      t: a.topic,
+      p: a.partition,
+      next: a.next.toString(),
+      from: a.replayFrom < a.next ? a.replayFrom.toString() : null,
+      owner: a.owner,
+      expected: a.expectedNext.toString(),
+    };
+    push(FENCE, [toJson([moves]), 1]);
     const fence = statements[0];
     await a.effects({
       execute: async (sql, params) => {
@@ -213,7 +214,6 @@ export class SqlRuntimeStore implements RuntimeStore {
       },
     });
     const onlyRows =
-      this.multiStatement &&
       rows !== null &&
       statements.length === 1 &&
       !a.snapshots.length &&
@@ -270,27 +270,15 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     for (const d of a.deadLetters)
       push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
-    if (this.multiStatement) {
-      const merge = onlyRows ? { fence, rows: rows as unknown as Rows[] } : undefined;
-      // A mergeable commit's own SQL is only formatted if it ends up committing alone.
-      let sql = merge ? null : statements.join(';\n');
-      const text = () => (sql ??= [fence, ...merge!.rows.map((r) => formatQuery(platform as any, r.sql, [r.json]))].join(';\n'));
-      const chars = merge ? merge.rows.reduce((n, r) => n + r.sql.length + r.json.length, fence.length) : sql!.length;
-      return new Promise<boolean>((resolve, reject) => {
-        this.waiting.push({ text, chars, merge, resolve, reject });
-        this.pump();
-      });
-    }
-    try {
-      await this.em().transactional(async (em: Em) => {
-        for (const sql of statements) await em.execute(sql);
-      });
-      return true;
-    } catch (e) {
-      if (isFenced(e)) return false;
-      if (isInboxSeen(e)) throw new InboxSeen(e);
-      throw e;
-    }
+    const merge = onlyRows ? { fence, move: moves, rows: rows as unknown as Rows[] } : undefined;
+    // A mergeable commit's own SQL is only formatted if it ends up committing alone.
+    let sql = merge ? null : statements.join(';\n');
+    const text = () => (sql ??= [fence, ...merge!.rows.map((r) => formatQuery(platform as any, r.sql, [r.json]))].join(';\n'));
+    const chars = merge ? merge.rows.reduce((n, r) => n + r.sql.length + r.json.length, fence.length) : sql!.length;
+    return new Promise<boolean>((resolve, reject) => {
+      this.waiting.push({ text, chars, merge, resolve, reject });
+      this.pump();
+    });
   }
 
   /**
@@ -305,7 +293,8 @@ export class SqlRuntimeStore implements RuntimeStore {
       if (!rows || rows.length !== shape.length || rows.some((r, i) => r.sql !== shape[i])) return null;
     }
     const platform = this.orm.em.getPlatform() as any;
-    const statements = group.map((g) => g.merge!.fence);
+    // One fence for all: it fails unless every member's partition is still where that member expects.
+    const statements = [formatQuery(platform, FENCE, [toJson(group.map((g) => g.merge!.move)), group.length])];
     shape.forEach((sql, i) => {
       const parts = group.map((g) => g.merge!.rows[i].json.slice(1, -1).trim()).filter((x) => x.length);
       statements.push(formatQuery(platform, sql, [`[${parts.join(',')}]`]));
@@ -333,7 +322,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     if (group.length > 1) {
       try {
         // One simple query: PostgreSQL runs it as one transaction, all of it or none.
-        await this.run(this.merged(group) ?? group.map((g) => g.text()).join(';\n'));
+        await this.script(this.merged(group) ?? group.map((g) => g.text()).join(';\n'));
         for (const g of group) g.resolve(true);
         return;
       } catch {
@@ -342,7 +331,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     for (const g of group) {
       try {
-        await this.run(g.text());
+        await this.script(g.text());
         g.resolve(true);
       } catch (e) {
         if (isFenced(e)) g.resolve(false);
@@ -358,7 +347,7 @@ interface PendingCommit {
   /** About its SQL's length (the group bound). */
   chars: number;
   /** A commit made of its fence and rows statements only: mergeable with others of the same shape. */
-  merge?: { fence: string; rows: Rows[] };
+  merge?: { fence: string; move: FenceMove; rows: Rows[] };
   resolve(ok: boolean): void;
   reject(e: unknown): void;
 }
@@ -394,6 +383,26 @@ const GROUP_MAX_CHARS = 4_000_000;
  * poison record, not a fence.)
  */
 const FENCED = 'fenced: the partition moved on';
+
+/** One partition's offset move: from `expected` to `next`, by `owner`. */
+interface FenceMove {
+  g: string;
+  t: string;
+  p: number;
+  next: string;
+  from: string | null;
+  owner: string;
+  expected: string;
+}
+
+/**
+ * The fence of one commit, or of a group's commits together: moves each partition's offset on, and
+ * fails its cast unless every move found its partition at the offset it expected.
+ */
+const FENCE = `with moved as (update consumer_offsets c set next_offset = m.next, replay_from = m."from", owner = m.owner, updated_at = now()
+     from jsonb_to_recordset(?::jsonb) as m(g text, t text, p int, next bigint, "from" bigint, owner text, expected bigint)
+     where c.group_id = m.g and c.topic = m.t and c.partition = m.p and c.next_offset = m.expected returning 1)
+   select (case when (select count(*) from moved) = ? then '1' else '${FENCED}' end)::int as fenced_unless_all`;
 
 function isFenced(e: any): boolean {
   return String(e?.message).includes(FENCED);

@@ -267,6 +267,69 @@ test('group commit: commits that wait for a turn go as one transaction; a fenced
   t.is(snaps.get('key4')?.next, 11n);
 });
 
+test('group commit of rows-only commits: one fence and one insert for all; a stale member rolls the group back and is refused alone', async (t) => {
+  const db = await freshDatabase();
+  const orm = await openOrm({ databaseUrl: db.url });
+  await migrate(orm, db.url);
+  t.teardown(async () => {
+    await orm.close();
+    await db.drop();
+  });
+  const store = new SqlRuntimeStore(orm, 1);
+  for (const p of [0, 1, 2, 3, 4, 5]) await store.resetOffset('g', 'topic', p, 10n, 'a');
+  // The ingest's shape: a fence and inserts over a JSON array of rows (merged across members).
+  const commit = (partition: number, expectedNext: bigint, letters: string[]) =>
+    store.commit({
+      groupId: 'g',
+      topic: 'topic',
+      partition,
+      owner: 'a',
+      expectedNext,
+      next: expectedNext + 5n,
+      replayFrom: expectedNext + 5n,
+      snapshots: [],
+      inbox: [],
+      deadLetters: [],
+      effects: async (tx) => {
+        await tx.execute(
+          "insert into dead_letters (source, reason, payload, created_at) select t.s, 'test', '{}', now() from jsonb_to_recordset(?::jsonb) as t(s text)",
+          [JSON.stringify(letters.map((l) => ({ s: `rows-${l}` })))],
+        );
+      },
+    });
+  const xminOf = async (partition: number) =>
+    (
+      await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [
+        partition,
+      ])
+    )[0].x;
+  const offsets = async () => Promise.all([0, 1, 2, 3, 4, 5].map((p) => store.loadOffset('g', 'topic', p)));
+
+  const [a, b, c] = await Promise.all([commit(0, 10n, ['a']), commit(1, 10n, ['b1', 'b2']), commit(2, 10n, ['c'])]);
+  t.deepEqual([a, b, c], [true, true, true]);
+  t.is(await xminOf(1), await xminOf(2), 'B and C: one transaction');
+  t.deepEqual((await offsets()).slice(0, 3), [15n, 15n, 15n], 'one fence moved every member on');
+
+  // D runs; E and G (good) and F (stale: partition 0 is at 15) are grouped. The group's one fence
+  // fails on F: rolled back whole, each then commits alone.
+  const [d, e, f, g] = await Promise.all([
+    commit(3, 10n, ['d']),
+    commit(4, 10n, ['e']),
+    commit(0, 10n, ['f']),
+    commit(5, 10n, ['g1', 'g2']),
+  ]);
+  t.deepEqual([d, e, f, g], [true, true, false, true]);
+  t.deepEqual(await offsets(), [15n, 15n, 15n, 15n, 15n, 15n], 'the fenced commit moved nothing');
+  const rows = (await (orm.em.fork() as any).execute("select source from dead_letters where source like 'rows-%' order by source")).map(
+    (r: any) => r.source,
+  );
+  t.deepEqual(
+    rows,
+    ['rows-a', 'rows-b1', 'rows-b2', 'rows-c', 'rows-d', 'rows-e', 'rows-g1', 'rows-g2'],
+    "every row but the fenced commit's, once",
+  );
+});
+
 test('asks nobody answers time out; in one call, the answered ones still resolve', async (t) => {
   const bus = new MemoryBus();
   await bus.ensureTopics([
