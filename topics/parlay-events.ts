@@ -4,6 +4,7 @@
 // observations. The runtime adds the envelope's time as `at` before the vault's decider sees a command.
 import { z } from 'zod';
 import { TOPICS, VAULT_KEY } from './names.ts';
+import { checkedSchema } from './checked.ts';
 
 /** The topic's name (before the deployment's prefix); its key is a parlay id, or VAULT_KEY. */
 export const PARLAY_TOPIC = TOPICS.parlayEvents;
@@ -108,6 +109,13 @@ export const vaultCommand = z.discriminatedUnion('type', [
   z.object({ type: z.literal('VaultPatch'), fields: vaultPatchFields }),
   z.object({ type: z.literal('VaultSynced'), balance: amount, slot: z.number().int().nonnegative() }),
 ]);
+
+/**
+ * The commands' schemas as the event decoder and the runtime use them: what the decoder checked is
+ * not parsed again by its actor's worker in the same process (topics/checked.ts).
+ */
+export const parlayCommands = checkedSchema(parlayCommand);
+export const vaultCommands = checkedSchema(vaultCommand);
 
 export type Pos = z.infer<typeof pos>;
 /** What a Parlay answers each of its commands. */

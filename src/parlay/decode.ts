@@ -7,8 +7,8 @@ import { programEventLines } from '../chain/logs.ts';
 import {
   BIGINT_MAX,
   fitsBigint,
-  parlayCommand,
-  vaultCommand,
+  parlayCommands,
+  vaultCommands,
   type ParlayCommand,
   type Pos,
   type VaultCommand,
@@ -106,11 +106,15 @@ export function decodeTransaction(tx: RawTransaction, programId: string): Decode
   return out;
 }
 
-/** The last guard: the commands' own schemas (what the runtime would refuse is refused here, with the reason). */
+/**
+ * The last guard: the commands' own schemas (what the runtime would refuse is refused here, with the
+ * reason). Each command becomes its parse's output, which the worker then takes as parsed.
+ */
 function checkCommands(commands: Routed[]) {
   for (const c of commands) {
-    const r = c.target === 'parlay' ? parlayCommand.safeParse(c.cmd) : vaultCommand.safeParse(c.cmd);
+    const r = c.target === 'parlay' ? parlayCommands.check(c.cmd) : vaultCommands.check(c.cmd);
     if (!r.success) throw new Error(r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    c.cmd = r.data as never;
   }
 }
 

@@ -2,8 +2,8 @@
 import { parlayDecider, type ParlayEvent, type ParlayState } from '../../actors/parlay/decider.ts';
 import { vaultDecider, type VaultEvent, type VaultState } from '../../actors/vault/decider.ts';
 import {
-  parlayCommand,
-  vaultCommand,
+  parlayCommands,
+  vaultCommands,
   type ParlayCommand,
   type ParlayReply,
   type VaultCommand,
@@ -19,7 +19,7 @@ export function parlayKinds(topic: string): { kind: ActorKind; owns(key: string)
     name: 'parlay',
     topic,
     decider: parlayDecider,
-    parse: (c) => parlayCommand.parse(c),
+    parse: (c) => parlayCommands.parse(c),
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as ParlayState,
     project: projectParlays,
@@ -31,7 +31,7 @@ export function parlayKinds(topic: string): { kind: ActorKind; owns(key: string)
     topic,
     decider: vaultDecider,
     // The envelope's time is the command's clock: the decider stays pure.
-    parse: (c, env) => ({ ...vaultCommand.parse(c), at: env.at }),
+    parse: (c, env) => ({ ...vaultCommands.parse(c), at: env.at }),
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as VaultState,
     project: projectVault,
