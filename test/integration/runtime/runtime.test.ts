@@ -9,6 +9,7 @@ import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
 import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
 import { partitionFor } from '../../../src/runtime/partitioner.ts';
 import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
+import { InboxSeen } from '../../../src/runtime/store-port.ts';
 import { openOrm, migrate } from '../../../src/store/orm.ts';
 import type { ActorKind, Bus } from '../../../src/runtime/types.ts';
 import type { CheckpointPolicy } from '../../../src/runtime/partition-worker.ts';
@@ -208,6 +209,58 @@ test('a commit from a stale owner is fenced', async (t) => {
   t.false(await store.commit({ ...base, expectedNext: 10n, next: 11n, replayFrom: 11n, owner: 'stale' }));
   t.is(await store.loadOffset('g', 'topic', 0), 12n);
 });
+
+for (const store of ['PGlite', 'PostgreSQL'] as const) {
+  test(`${store}: one bookkeeping statement: a key applied before is InboxSeen and nothing moves; a stale owner is fenced first`, async (t) => {
+    const db = store === 'PostgreSQL' ? await freshDatabase() : null;
+    const orm = await openOrm(db ? { databaseUrl: db.url } : { dataDir: 'memory://' });
+    await migrate(orm, db?.url);
+    t.teardown(async () => {
+      await orm.close();
+      await db?.drop();
+    });
+    const s = new SqlRuntimeStore(orm);
+    await s.resetOffset('g', 'topic', 0, 10n, 'a');
+    const sql = (q: string) => (orm.em.fork() as any).execute(q) as Promise<any[]>;
+    const commit = (o: { expectedNext: bigint; owner?: string; keys: string[]; letter: string }) =>
+      s.commit({
+        groupId: 'g',
+        topic: 'topic',
+        partition: 0,
+        owner: o.owner ?? 'a',
+        expectedNext: o.expectedNext,
+        next: o.expectedNext + 1n,
+        replayFrom: o.expectedNext + 1n,
+        snapshots: [{ kind: 'k', key: `s-${o.letter}`, state: { letter: o.letter } }],
+        inbox: o.keys.map((key) => ({ key, reply: { ok: o.letter }, offset: o.expectedNext })),
+        journal: [{ kind: 'k', key: `j-${o.letter}`, envelope: '{}' }],
+        forwards: [{ topic: 'next', key: 'x', value: '{}', headers: {}, msgKey: `fwd-${o.letter}` }],
+        deadLetters: [],
+        effects: async (tx) => {
+          await tx.execute("insert into dead_letters (source, reason, payload, created_at) values (?, 'test', '{}', now())", [
+            `effect-${o.letter}`,
+          ]);
+        },
+      });
+    t.true(await commit({ expectedNext: 10n, keys: ['k1', 'k2'], letter: 'a' }));
+    const counts = async () =>
+      (
+        await sql(`select (select count(*) from command_inbox)::int as inbox, (select count(*) from actor_journal)::int as journal,
+          (select count(*) from actor_snapshots)::int as snaps, (select count(*) from outbox)::int as outbox,
+          (select count(*) from dead_letters where source like 'effect-%')::int as effects`)
+      )[0];
+    t.deepEqual(await counts(), { inbox: 2, journal: 1, snaps: 1, outbox: 1, effects: 1 });
+    // k2 was applied before: the whole commit is refused (InboxSeen), its rows and its move with it.
+    const seen = await commit({ expectedNext: 11n, keys: ['k3', 'k2'], letter: 'b' }).catch((e) => e);
+    t.true(seen instanceof InboxSeen, String(seen));
+    t.is(await s.loadOffset('g', 'topic', 0), 11n);
+    t.deepEqual(await counts(), { inbox: 2, journal: 1, snaps: 1, outbox: 1, effects: 1 });
+    // Stale and seen at once: fenced wins (the worker must stop, not re-decide).
+    t.false(await commit({ expectedNext: 10n, owner: 'stale', keys: ['k1'], letter: 'c' }));
+    t.true(await commit({ expectedNext: 11n, keys: ['k3'], letter: 'd' }));
+    t.deepEqual(await counts(), { inbox: 3, journal: 2, snaps: 2, outbox: 2, effects: 2 });
+  });
+}
 
 test('group commit: commits that wait for a turn go as one transaction; a fenced member is refused alone, the others commit', async (t) => {
   const db = await freshDatabase();
