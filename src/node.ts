@@ -157,7 +157,7 @@ async function compose(cfg: Config, opts: NodeOptions, log: Logger, life: Lifecy
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   log.info({ url, env: cfg.env, kafka: !!cfg.kafkaBrokers, database: cfg.databaseUrl ? 'postgresql' : 'pglite' }, 'node started');
   if (devChain) await startDevChainModule(cfg, { url, mirror: parlay.service, delegate: settlement.key, log, life });
-  await settlement.start(url, clob.collateralMint);
+  await settlement.start(url, clob.collateralMint, () => clob.pokeOutbox());
   return {
     url,
     port: Number(new URL(url).port),

@@ -148,11 +148,17 @@ export async function clobModule(
     tokens,
     feed,
     collateralMint,
-    /** A batch of the order book committed: the outbox, the ledger and the feed have rows to send. */
+    /**
+     * A batch of the order book committed: the ledger and the feed have rows to send. (Its outbox
+     * rows, forwards and releases, are sent by its worker; the relay takes them only when overdue.)
+     */
     wake() {
-      relay.poke();
       if (cfg.databaseUrl) ledgerRelay.poke();
       feed.poke();
+    },
+    /** Rows were committed to the outbox outside a batch (the settlement executor's): send them now. */
+    pokeOutbox() {
+      relay.poke();
     },
     routes: (edge: Edge, onMarketChange: (id: string) => Promise<void>) => [
       marketRoutes(catalog, {

@@ -40,7 +40,7 @@ export function settlementModule(
         cuPrice: BigInt(cfg.settlementCuPrice),
       }),
     /** The executor runs where the delegate's key is (src/settlement/). */
-    async start(url: string, collateralMint: () => Promise<string | null>) {
+    async start(url: string, collateralMint: () => Promise<string | null>, onOutbox?: () => void) {
       if (!key) return;
       const ex = await startSettlement({
         cfg,
@@ -53,6 +53,7 @@ export function settlementModule(
         collateralMint,
         bookTopic: infra.topics.book,
         tradesTopic: infra.topics.ledger('trades'),
+        onOutbox,
       });
       o.life.defer('settlement executor', () => ex.stop());
     },

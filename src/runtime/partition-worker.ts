@@ -25,7 +25,19 @@ import {
   type SnapshotRow,
   type StoredSnapshot,
 } from './store-port.ts';
-import type { ActorKind, Applied, Batch, BatchOutcome, Bus, Envelope, Forward, InRecord, OutRecord } from './types.ts';
+import type {
+  ActorKind,
+  Applied,
+  Batch,
+  BatchOutcome,
+  Bus,
+  Envelope,
+  Forward,
+  InRecord,
+  OutRecord,
+  SentMessage,
+  StoreTx,
+} from './types.ts';
 
 export interface WorkerDeps {
   bus: Bus;
@@ -383,6 +395,7 @@ export class PartitionWorker {
     let committed = false;
     let failed: { err: unknown } | null = null;
     let effects = 0;
+    const sent: SentMessage[] = [];
     d.faults?.beforeCommit?.();
     try {
       committed = await d.store.commit({
@@ -400,10 +413,18 @@ export class PartitionWorker {
         journal: d.journal ? (checkpoint ? [] : journal) : undefined,
         deadLetters,
         effects: async (tx) => {
-          const counted = {
+          const counted: StoreTx = {
             execute: (sql: string, params?: unknown[]) => {
               effects++;
               return tx.execute(sql, params);
+            },
+            // Committed with the batch's forwards (outbox rows with a grace), sent after the commit.
+            send: (messages) => {
+              effects++;
+              for (const m of messages) {
+                forwards.push({ topic: m.topic, key: m.key, value: m.value, headers: {}, msgKey: m.msgKey });
+                sent.push(m);
+              }
             },
           };
           for (const [kind, list] of applied) {
@@ -447,7 +468,7 @@ export class PartitionWorker {
     this.actors!.passivate(d.maxLiveActors ?? MAX_LIVE_ACTORS, (key) => this.dirty.has(key));
     d.faults?.afterCommit?.();
     if (effects) d.onCommitted?.(this.topic, this.partition, effects);
-    await this.sendReplies(items);
+    await this.sendReplies(items, sent);
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
     if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);
     if (deadLetters.length) d.metrics?.deadLetters?.(this.topic, deadLetters.length);
@@ -786,7 +807,8 @@ export class PartitionWorker {
     }
   }
 
-  private async sendReplies(items: Item[]) {
+  /** Replies, forwards and what projections sent (StoreTx.send), after the commit. */
+  private async sendReplies(items: Item[], sent: SentMessage[] = []) {
     const byRecord = new Map<InRecord, Item[]>();
     for (const it of items) {
       const list = byRecord.get(it.record);
@@ -800,6 +822,10 @@ export class PartitionWorker {
       if (list) list.push(rec);
       else byTopic.set(topic, [rec]);
     };
+    for (const m of sent) {
+      add(m.topic, { key: m.key, value: m.value });
+      forwarded.push(m.msgKey);
+    }
     for (const [record, its] of byRecord) {
       const first = its[0];
       const plain = first.bulkIndex === undefined;

@@ -117,6 +117,20 @@ export interface Applied<C, E, S> {
 /** A transaction of the store the runtime commits in: the kind writes its effects through it. */
 export interface StoreTx {
   execute<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * Messages a projection sends to other topics (a batch's commit only): kept in the outbox by the
+   * same commit (the relay's once a grace has passed) and sent by the worker right after it, like
+   * a decision's forward. Each is named by its idempotency key (`msgKey`); its receiver answers a
+   * repeat as the first.
+   */
+  send?(messages: SentMessage[]): void;
+}
+
+export interface SentMessage {
+  topic: string;
+  key: string;
+  value: string;
+  msgKey: string;
 }
 
 export interface ActorKind<S = unknown, C = unknown, E = unknown, R = unknown> {

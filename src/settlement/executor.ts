@@ -57,6 +57,8 @@ export interface ExecutorOptions {
   orm: Orm;
   bus: Bus;
   log: Logger;
+  /** A step's record committed status news for the books to the outbox: the relay sends them now. */
+  onOutbox?: () => void;
   /** the chain; null while none is configured (the executor waits) */
   connection: () => Connection | null;
   delegate: Keypair;
@@ -259,6 +261,7 @@ export class SettlementExecutor {
         this.o.log.info({ trade: tradeId }, 'settlement lease lost before recording; the step is dropped');
         return;
       }
+      this.o.onOutbox?.();
       // 4. effects after the commit
       for (const a of actions) {
         if (a.type === 'report') countSettlement(a.status === 'RETRYING' ? 'retried' : a.status.toLowerCase());

@@ -64,12 +64,15 @@ export interface SettlementWiring {
   collateralMint: () => Promise<string | null>;
   bookTopic: string;
   tradesTopic: string;
+  /** Wakes the outbox relay (the executor's status news for the books go through the outbox). */
+  onOutbox?: () => void;
 }
 
 export async function startSettlement(w: SettlementWiring): Promise<SettlementExecutor> {
   const ex = new SettlementExecutor({
     orm: w.orm,
     bus: w.bus,
+    onOutbox: w.onOutbox,
     log: w.log.child({ part: 'settlement' }),
     connection: w.connection,
     delegate: w.delegate,

@@ -199,8 +199,8 @@ export class SqlRuntimeStore implements RuntimeStore {
       owner: a.owner,
       expected: a.expectedNext.toString(),
     };
-    push(...bookkeeping(a, moves));
-    const fence = statements[0];
+    // The effects first (a projection may add to the forwards: StoreTx.send), then the bookkeeping
+    // statement goes before them.
     await a.effects({
       execute: async (sql, params) => {
         const json = params?.length === 1 && typeof params[0] === 'string' && params[0].startsWith('[') ? params[0] : null;
@@ -213,6 +213,8 @@ export class SqlRuntimeStore implements RuntimeStore {
         return [];
       },
     });
+    const fence = formatQuery(platform as any, ...bookkeeping(a, moves));
+    statements.unshift(fence);
     const onlyRows =
       rows !== null &&
       statements.length === 1 &&

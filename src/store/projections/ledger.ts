@@ -17,9 +17,11 @@ export interface LedgerProjectionOptions {
   walletTopic: string;
 }
 
-/** A wallet command through the outbox (topics/wallet-commands.ts). */
-function walletCommand(topic: string, key: string, cmd: WalletProtocol['cmd'], o: { id: string; at: number }): OutboxMessage {
-  return { topic, key, value: envelopeJson(cmd, o) };
+/** A wallet command through the outbox (topics/wallet-commands.ts), named by its idempotency key. */
+type WalletMessage = OutboxMessage & { msgKey: string };
+
+function walletCommand(topic: string, key: string, cmd: WalletProtocol['cmd'], o: { id: string; at: number }): WalletMessage {
+  return { topic, key, value: envelopeJson(cmd, o), msgKey: o.id };
 }
 
 /** The wallet command (as the outbox carries it) that releases what an event frees. */
@@ -30,7 +32,7 @@ function release(
   rel: { owner: string; amount: bigint } | undefined,
   reason: string,
   at: number,
-): OutboxMessage | null {
+): WalletMessage | null {
   if (!rel || rel.amount <= 0n) return null;
   return walletCommand(topic, rel.owner, { type: 'Release', orderId, amount: rel.amount.toString(), reason }, { id, at });
 }
@@ -42,7 +44,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     const trades: Record<string, unknown>[] = [];
     const parties: Record<string, unknown>[] = [];
     const tradeUpdates: { id: string; status: string; hash: string; at: string }[] = [];
-    const wallet: OutboxMessage[] = [];
+    const wallet: WalletMessage[] = [];
     const ledger: Record<string, unknown>[] = [];
     // One public ledger message (topics/ledger.ts): its type is a column, the rest its payload.
     const say = (market: string, owner: string | null, at: number, msg: LedgerPayload) => {
@@ -341,6 +343,10 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
         [toJson(ledger)],
       );
     }
-    await enqueue(tx, wallet);
+    // Sent by the worker right after the commit (kept in the outbox until then); the relay's only
+    // if the worker could not send them.
+    if (!wallet.length) return;
+    if (tx.send) tx.send(wallet);
+    else await enqueue(tx, wallet);
   };
 }
