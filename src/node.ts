@@ -100,9 +100,11 @@ async function compose(cfg: Config, opts: NodeOptions, log: Logger, life: Lifecy
     log,
     metrics,
     life,
-    onCommitted: (topic) => {
-      if (topic !== infra.topics.parlay) clob?.wake();
-    }, // parlay batches write no outbox or ledger
+    // Only the books' batches write ledger rows (their keys are markets); the others send what
+    // they write to the outbox themselves (forwards).
+    onCommitted: (topic, _partition, _effects, markets) => {
+      if (topic === infra.topics.book) clob?.wake(markets);
+    },
   });
   const pruner = new InboxPruner(infra.db, { ...cfg.inbox, log });
   pruner.start();

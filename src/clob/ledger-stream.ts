@@ -43,7 +43,7 @@ export class LedgerRelay {
     private limit = 5000,
     gapMs = 50,
   ) {
-    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit, {
+    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit || this.dirty.size > 0, {
       idleMs,
       gapMs,
       onError: (err) => this.log.error({ err }, 'ledger relay failed; retrying'),
@@ -54,36 +54,60 @@ export class LedgerRelay {
     this.loop.start();
   }
 
-  /** Wakes the relay now (after a commit that wrote ledger rows). */
-  poke(): void {
+  /** Markets this node's books committed ledger rows for since the last drain took them. */
+  private dirty = new Set<string>();
+
+  /**
+   * Wakes the relay now (after a commit that wrote ledger rows): the next drain looks at these
+   * markets only, instead of searching the table for every market with unpublished rows (which
+   * the idle drains still do, for what other nodes left behind).
+   */
+  poke(markets: Iterable<string> = []): void {
+    for (const m of markets) this.dirty.add(m);
     this.loop.poke();
   }
 
+  /** When a drain last searched the whole table (under load, still at least every FULL_DRAIN_MS). */
+  private lastFull = 0;
+
   async drainOnce(): Promise<number> {
-    return (this.orm.em.fork() as any).transactional(async (em: any) => {
-      // Both statements are served by the partial index of unpublished rows. Without fresh planner
-      // statistics (a table grown since its last ANALYZE) they were planned as scans of the whole
-      // ledger, on every drain: forbid that for this transaction.
-      await em.execute('set local enable_seqscan = off');
-      const rows: LedgerRow[] = await em.execute(
-        `with pending as materialized (select distinct market from ledger_messages where not published limit 100),
+    const full = !this.dirty.size || Date.now() - this.lastFull >= FULL_DRAIN_MS;
+    const markets = full ? null : [...this.dirty].slice(0, MARKETS_PER_DRAIN);
+    for (const m of markets ?? []) this.dirty.delete(m);
+    if (full) this.lastFull = Date.now();
+    const drained = await (this.orm.em.fork() as any)
+      .transactional(async (em: any) => {
+        // Both statements are served by the partial index of unpublished rows. Without fresh planner
+        // statistics (a table grown since its last ANALYZE) they were planned as scans of the whole
+        // ledger, on every drain: forbid that for this transaction.
+        await em.execute('set local enable_seqscan = off');
+        const pending = markets
+          ? 'select m as market from unnest(array[?]::text[]) as u(m)'
+          : `select distinct market from ledger_messages where not published limit ${MARKETS_PER_DRAIN}`;
+        const rows: LedgerRow[] = await em.execute(
+          `with pending as materialized (${pending}),
            locked as materialized (select market from pending where pg_try_advisory_xact_lock(hashtext('ledger:' || market)))
          select l.market, l.topic, l.seq::text as seq, l.type, l.owner_lc, l.payload, l.at from ledger_messages l
          where l.market in (select market from locked) and not l.published
          order by l.market, l.topic, l.seq limit ?`,
-        [this.limit],
-      ); // the bigint seq, not the text alias
-      if (!rows.length) return 0;
-      for (const topic of ['orders', 'trades']) {
-        const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
-        if (recs.length) await this.bus.send(this.topicOf(topic), recs);
-      }
-      await em.execute(
-        'update ledger_messages set published = true where not published and (market, topic, seq) in (select t.market, t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint))',
-        [toJson(rows.map((r) => ({ market: r.market, topic: r.topic, seq: Number(r.seq) })))],
-      );
-      return rows.length;
-    });
+          markets ? [markets, this.limit] : [this.limit],
+        ); // the bigint seq, not the text alias
+        if (!rows.length) return 0;
+        for (const topic of ['orders', 'trades']) {
+          const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
+          if (recs.length) await this.bus.send(this.topicOf(topic), recs);
+        }
+        await em.execute(
+          'update ledger_messages set published = true where not published and (market, topic, seq) in (select t.market, t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint))',
+          [toJson(rows.map((r) => ({ market: r.market, topic: r.topic, seq: Number(r.seq) })))],
+        );
+        return rows.length;
+      })
+      .catch((err: unknown) => {
+        for (const m of markets ?? []) this.dirty.add(m); // tried again by the next drain
+        throw err;
+      });
+    return drained as number;
   }
 
   /** Stops; resolves once a drain in progress ended. */
@@ -91,6 +115,11 @@ export class LedgerRelay {
     return this.loop.stop();
   }
 }
+
+/** Markets one drain takes (poked ones, or found with unpublished rows). */
+const MARKETS_PER_DRAIN = 100;
+/** A drain searches the whole table at least this often, also under a steady stream of pokes. */
+const FULL_DRAIN_MS = 500;
 
 /** Cursor of an SSE stream: the last seq seen of each topic (`o<seq>.t<seq>`, the SSE event id). */
 export interface Cursor {

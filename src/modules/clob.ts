@@ -152,8 +152,8 @@ export async function clobModule(
      * A batch of the order book committed: the ledger and the feed have rows to send. (Its outbox
      * rows, forwards and releases, are sent by its worker; the relay takes them only when overdue.)
      */
-    wake() {
-      if (cfg.databaseUrl) ledgerRelay.poke();
+    wake(markets: string[]) {
+      if (cfg.databaseUrl) ledgerRelay.poke(markets);
       feed.poke();
     },
     /** Rows were committed to the outbox outside a batch (the settlement executor's): send them now. */

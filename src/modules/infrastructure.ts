@@ -81,7 +81,7 @@ export async function startRuntime(
     log: Logger;
     metrics: Metrics;
     life: Lifecycle;
-    onCommitted(topic: string): void;
+    onCommitted(topic: string, partition: number, effects: number, keys: string[]): void;
   },
 ): Promise<{ runtime: Runtime; asker: Asker }> {
   const { bus, store, topics } = infra;

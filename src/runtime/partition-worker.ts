@@ -61,7 +61,8 @@ export interface WorkerDeps {
   /** Pause before retrying a failed batch: `firstMs`, doubled per failure in a row up to `maxMs` (default 100 ms, 5 s). */
   retryBackoff?: { firstMs: number; maxMs: number };
   /** After a batch committed; `effects` counts the statements its projections wrote (outbox, ledger: relays to wake). */
-  onCommitted?(topic: string, partition: number, effects: number): void;
+  /** A batch with effects committed: its topic and partition, how many effects, and the keys whose actors changed. */
+  onCommitted?(topic: string, partition: number, effects: number, keys: string[]): void;
   /** Live actors per partition (default MAX_LIVE_ACTORS). */
   maxLiveActors?: number;
   /** When snapshots are written; unset: with every batch. */
@@ -467,7 +468,8 @@ export class PartitionWorker {
     this.afterCheckpoint(checkpoint);
     this.actors!.passivate(d.maxLiveActors ?? MAX_LIVE_ACTORS, (key) => this.dirty.has(key));
     d.faults?.afterCommit?.();
-    if (effects) d.onCommitted?.(this.topic, this.partition, effects);
+    if (effects)
+      d.onCommitted?.(this.topic, this.partition, effects, [...new Set([...applied.values()].flatMap((l) => l.map((x) => x.key)))]);
     await this.sendReplies(items, sent);
     d.metrics?.batch(this.topic, records.length, Date.now() - started);
     if (snapshots.length) d.metrics?.snapshots?.(this.topic, this.partition, snapshots.length);

@@ -1,0 +1,77 @@
+// The ledger relay (src/clob/ledger-stream.ts) on PostgreSQL: a poke names the markets a book just
+// wrote, and the drain looks at those only; rows of markets nobody pokes (another node's, left
+// behind when it died) are still published, also while pokes keep coming, each market in seq order.
+import test from 'ava';
+import pino from 'pino';
+import { LedgerRelay } from '../../../src/clob/ledger-stream.ts';
+import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
+import { openOrm, migrate } from '../../../src/store/orm.ts';
+import { freshDatabase } from '../../helpers/db.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('poked markets are drained alone; the others still go out under a steady stream of pokes, in seq order', async (t) => {
+  const db = await freshDatabase();
+  const orm = await openOrm({ databaseUrl: db.url });
+  await migrate(orm, db.url);
+  const bus = new MemoryBus(2);
+  await bus.ensureTopics([
+    { topic: 'l.orders', partitions: 2 },
+    { topic: 'l.trades', partitions: 2 },
+  ]);
+  const seen: { market: string; seq: number }[] = [];
+  const consumer = await bus.consume({
+    groupId: 'reader',
+    topics: ['l.orders'],
+    fromBeginning: true,
+    onBatch: async (b) => {
+      for (const r of b.records) seen.push({ market: r.key, seq: Number(JSON.parse(r.value).seq) });
+      return { done: true };
+    },
+  });
+  const relay = new LedgerRelay(orm, bus, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000);
+  t.teardown(async () => {
+    await relay.stop();
+    await consumer.stop();
+    await bus.close();
+    await orm.close();
+    await db.drop();
+  });
+  const write = (market: string, from: number, n: number) =>
+    (orm.em.fork() as any).execute(
+      `insert into ledger_messages (market, topic, seq, type, owner_lc, payload, at, published)
+       select ?, 'orders', s, 'order_live', null, '{}'::jsonb, now(), false from generate_series(?::int, ?::int) s`,
+      [market, from, from + n - 1],
+    );
+  const unpublished = async (market: string) =>
+    (await (orm.em.fork() as any).execute('select count(*)::int as n from ledger_messages where market = ? and not published', [market]))[0]
+      .n;
+
+  await write('left-behind', 1, 5); // another node's rows: nobody pokes this market
+  relay.start(); // the first drain searches the whole table
+  await sleep(300);
+  t.is(await unpublished('left-behind'), 0, 'found by the first (whole-table) drain');
+
+  await write('left-behind', 6, 5);
+  // Pokes for market B only, every 20 ms: the drains look at B, and at least every 500 ms at everything.
+  let seq = 1;
+  const until = Date.now() + 1_500;
+  while (Date.now() < until) {
+    await write('B', seq, 2);
+    seq += 2;
+    relay.poke(['B']);
+    await sleep(20);
+  }
+  await sleep(200);
+  t.is(await unpublished('B'), 0);
+  t.is(await unpublished('left-behind'), 0, 'published within the whole-table drains under load');
+  for (const m of ['B', 'left-behind']) {
+    const seqs = seen.filter((s) => s.market === m).map((s) => s.seq);
+    t.deepEqual(
+      seqs,
+      [...seqs].sort((a, b) => a - b),
+      `${m} in seq order`,
+    );
+    t.is(new Set(seqs).size, m === 'B' ? seq - 1 : 10, `${m}: every message once`);
+  }
+});
