@@ -59,7 +59,9 @@ export class SqlRuntimeStore implements RuntimeStore {
 
   /** A statement outside any transaction, straight to the driver (no entity manager per call). */
   private run(sql: string, params: unknown[] = []): Promise<any> {
-    return (this.orm.em.getDriver() as any).execute(sql, params);
+    // Inlined by formatQuery (MikroORM's escaping builds strings a character at a time).
+    const text = params.length ? formatQuery(this.orm.em.getPlatform() as any, sql, params) : sql;
+    return (this.orm.em.getDriver() as any).execute(text, []);
   }
 
   async loadOffset(groupId: string, topic: string, partition: number): Promise<bigint | null> {
