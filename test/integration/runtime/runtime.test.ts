@@ -1,6 +1,6 @@
 // The runtime alone with a toy decider, on both buses: per-key order, asks answered after commit,
 // idempotency keys answered once, snapshots + offsets surviving a restart, fencing.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.ts';
@@ -10,7 +10,7 @@ import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
 import { partitionFor } from '../../../src/runtime/partitioner.ts';
 import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
 import { InboxSeen } from '../../../src/runtime/store-port.ts';
-import { openOrm, migrate } from '../../../src/store/orm.ts';
+import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
 import type { ActorKind, Bus } from '../../../src/runtime/types.ts';
 import type { CheckpointPolicy } from '../../../src/runtime/partition-worker.ts';
 import { freshDatabase } from '../../helpers/db.ts';
@@ -189,6 +189,24 @@ test('in-process: a decider that throws is dead-lettered alone; its half-changed
   t.is(dead.length, 1);
 });
 
+/** A migrated store database for a store test (PostgreSQL, or PGlite in memory), dropped at its end. */
+async function storeDb(t: ExecutionContext, on: 'PostgreSQL' | 'PGlite' = 'PostgreSQL'): Promise<Orm> {
+  const db = on === 'PostgreSQL' ? await freshDatabase() : null;
+  const orm = await openOrm(db ? { databaseUrl: db.url } : { dataDir: 'memory://' });
+  await migrate(orm, db?.url);
+  t.teardown(async () => {
+    await orm.close();
+    await db?.drop();
+  });
+  return orm;
+}
+
+/** The transaction that last wrote a partition's offset row (same xmin: one transaction). */
+const xminOf = async (orm: Orm, partition: number): Promise<string> =>
+  (
+    await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [partition])
+  )[0].x;
+
 test('a commit from a stale owner is fenced', async (t) => {
   const orm = await openOrm({ dataDir: 'memory://' });
   await migrate(orm);
@@ -212,13 +230,7 @@ test('a commit from a stale owner is fenced', async (t) => {
 
 for (const store of ['PGlite', 'PostgreSQL'] as const) {
   test(`${store}: one bookkeeping statement: a key applied before is InboxSeen and nothing moves; a stale owner is fenced first`, async (t) => {
-    const db = store === 'PostgreSQL' ? await freshDatabase() : null;
-    const orm = await openOrm(db ? { databaseUrl: db.url } : { dataDir: 'memory://' });
-    await migrate(orm, db?.url);
-    t.teardown(async () => {
-      await orm.close();
-      await db?.drop();
-    });
+    const orm = await storeDb(t, store);
     const s = new SqlRuntimeStore(orm);
     await s.resetOffset('g', 'topic', 0, 10n, 'a');
     const sql = (q: string) => (orm.em.fork() as any).execute(q) as Promise<any[]>;
@@ -263,13 +275,7 @@ for (const store of ['PGlite', 'PostgreSQL'] as const) {
 }
 
 test('group commit: commits that wait for a turn go as one transaction; a fenced member is refused alone, the others commit', async (t) => {
-  const db = await freshDatabase();
-  const orm = await openOrm({ databaseUrl: db.url });
-  await migrate(orm, db.url);
-  t.teardown(async () => {
-    await orm.close();
-    await db.drop();
-  });
+  const orm = await storeDb(t);
   const store = new SqlRuntimeStore(orm, 1); // one transaction at a time: what arrives meanwhile waits and is grouped
   for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
   const commit = (partition: number, expectedNext: bigint, letter: string) =>
@@ -292,18 +298,12 @@ test('group commit: commits that wait for a turn go as one transaction; a fenced
         ]);
       },
     });
-  const xminOf = async (partition: number) =>
-    (
-      await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [
-        partition,
-      ])
-    )[0].x;
 
   // A runs alone; B and C arrive while it runs and commit together, in one transaction.
   const [a, b, c] = await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]);
   t.deepEqual([a, b, c], [true, true, true]);
-  t.not(await xminOf(0), await xminOf(1));
-  t.is(await xminOf(1), await xminOf(2), 'B and C: one transaction');
+  t.not(await xminOf(orm, 0), await xminOf(orm, 1));
+  t.is(await xminOf(orm, 1), await xminOf(orm, 2), 'B and C: one transaction');
 
   // D is in flight; E (good) and F (stale: partition 0 is at 11 now) wait and are grouped. F's fence
   // rolls the group back; each then commits alone: E commits, F is refused, D is untouched.
@@ -321,13 +321,7 @@ test('group commit: commits that wait for a turn go as one transaction; a fenced
 });
 
 test('group commit of rows-only commits: one fence and one insert for all; a stale member rolls the group back and is refused alone', async (t) => {
-  const db = await freshDatabase();
-  const orm = await openOrm({ databaseUrl: db.url });
-  await migrate(orm, db.url);
-  t.teardown(async () => {
-    await orm.close();
-    await db.drop();
-  });
+  const orm = await storeDb(t);
   const store = new SqlRuntimeStore(orm, 1);
   for (const p of [0, 1, 2, 3, 4, 5]) await store.resetOffset('g', 'topic', p, 10n, 'a');
   // The ingest's shape: a fence and inserts over a JSON array of rows (merged across members).
@@ -350,17 +344,11 @@ test('group commit of rows-only commits: one fence and one insert for all; a sta
         );
       },
     });
-  const xminOf = async (partition: number) =>
-    (
-      await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [
-        partition,
-      ])
-    )[0].x;
   const offsets = async () => Promise.all([0, 1, 2, 3, 4, 5].map((p) => store.loadOffset('g', 'topic', p)));
 
   const [a, b, c] = await Promise.all([commit(0, 10n, ['a']), commit(1, 10n, ['b1', 'b2']), commit(2, 10n, ['c'])]);
   t.deepEqual([a, b, c], [true, true, true]);
-  t.is(await xminOf(1), await xminOf(2), 'B and C: one transaction');
+  t.is(await xminOf(orm, 1), await xminOf(orm, 2), 'B and C: one transaction');
   t.deepEqual((await offsets()).slice(0, 3), [15n, 15n, 15n], 'one fence moved every member on');
 
   // D runs; E and G (good) and F (stale: partition 0 is at 15) are grouped. The group's one fence
