@@ -3,6 +3,7 @@ import { ComputeBudgetProgram, Connection, Keypair, PublicKey, Transaction, type
 import { getAssociatedTokenAddressSync, unpackAccount } from '@solana/spl-token';
 import type { RawTransaction } from '../parlay/webhook-schema.ts';
 import { nodeFetch } from './http-fetch.ts';
+import { AccountSubscriptions, websocketUrlOf, type NotifiedAccount } from './account-subscriptions.ts';
 
 export interface TokenHolding {
   /** the wallet's associated token account */
@@ -51,12 +52,16 @@ export function parseKeypair(text: string): Keypair {
 
 export class Web3Gateway implements ChainGateway {
   readonly connection: Connection;
+  /** Account-change subscriptions on the RPC's WebSocket (not the Connection's: see account-subscriptions.ts). */
+  private readonly subscriptions: AccountSubscriptions;
 
   constructor(
     rpcUrl: string,
     private authority: Keypair | null,
+    log?: { warn(o: object, m: string): void },
   ) {
     this.connection = new Connection(rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true, fetch: nodeFetch as any });
+    this.subscriptions = new AccountSubscriptions(websocketUrlOf(rpcUrl), { commitment: 'confirmed', log });
   }
 
   async ping(): Promise<void> {
@@ -85,8 +90,8 @@ export class Web3Gateway implements ChainGateway {
 
   watchHolding(owner: string, mint: string, onChange: (h: TokenHolding) => void): () => Promise<void> {
     const ata = this.ataOf(owner, mint);
-    const id = this.connection.onAccountChange(ata, (info, ctx) => onChange(holdingOf(ata, info, ctx.slot)), { commitment: 'confirmed' });
-    return () => this.connection.removeAccountChangeListener(id);
+    const stop = this.subscriptions.watch(ata.toBase58(), (account, slot) => onChange(holdingOf(ata, accountInfoOf(account), slot)));
+    return async () => stop();
   }
 
   async vaultBalance(address: string) {
@@ -126,6 +131,10 @@ export class Web3Gateway implements ChainGateway {
       } as RawTransaction,
     };
   }
+}
+
+function accountInfoOf(a: NotifiedAccount | null): AccountInfo<Buffer> | null {
+  return a && { data: a.data, owner: new PublicKey(a.owner), lamports: a.lamports, executable: a.executable };
 }
 
 /** A token account's holding; an account that does not exist (or was closed) holds nothing. */

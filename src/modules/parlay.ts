@@ -31,7 +31,11 @@ export async function parlayModule(
   },
 ) {
   const chain =
-    o.chain !== undefined ? o.chain : cfg.solanaRpcUrl ? new Web3Gateway(cfg.solanaRpcUrl, authorityOf(cfg, o.authority, o.log)) : null;
+    o.chain !== undefined
+      ? o.chain
+      : cfg.solanaRpcUrl
+        ? new Web3Gateway(cfg.solanaRpcUrl, authorityOf(cfg, o.authority, o.log), o.log)
+        : null;
   // The parlay reads users poll, answered from memory while PostgreSQL's change notifications arrive.
   let reads: { cache: ParlayReadCache<Buffer>; settled(): Promise<void> } | undefined;
   if (cfg.databaseUrl && cfg.readCacheWallets > 0) {

@@ -46,6 +46,10 @@ export interface LocalChain {
   chain: Chain;
   faults: Faults;
   webhooks: WebhookDelivery;
+  /** WebSocket subscriptions held by the chain's RPC, of one kind (for tests) */
+  subscriptions(kind: 'account' | 'signature' | 'slot' | 'logs'): number;
+  /** cuts every WebSocket connection at once, as a network failure would (the endpoint stays up) */
+  dropWebSockets(): void;
   /** a web3.js Connection to this chain */
   connection(commitment?: Commitment): Connection;
   close(): Promise<void>;
@@ -96,6 +100,8 @@ export async function startLocalChain(opts: LocalChainOptions = {}): Promise<Loc
     faults: chain.faults,
     webhooks,
     dev,
+    subscriptions: (kind) => server.pubsub.count(kind),
+    dropWebSockets: () => server.dropWebSockets(),
     connection: (commitment = 'confirmed') => new Connection(url, { commitment, wsEndpoint: wsUrl }),
     async close() {
       chain.stop();

@@ -86,6 +86,11 @@ export class RpcServer {
     throw new Error('no free pair of ports for the local chain');
   }
 
+  /** Cuts every WebSocket connection at once (no close frame), as a network failure would; the endpoint stays up. */
+  dropWebSockets(): void {
+    for (const s of this.upgraded) s.destroy();
+  }
+
   async close(): Promise<void> {
     for (const t of this.timers) clearTimeout(t);
     for (const res of this.held) res.destroy();

@@ -25,6 +25,13 @@ export class PubSub {
     });
   }
 
+  /** Subscriptions held, of one kind (for tests). */
+  count(kind: Sub['kind']): number {
+    let n = 0;
+    for (const s of this.subs.values()) if (s.kind === kind) n++;
+    return n;
+  }
+
   attach(conn: WsConnection): void {
     conn.onMessage((text) => this.message(conn, text));
     conn.onClose(() => {

@@ -1,0 +1,109 @@
+// Account-change subscriptions on the local chain's WebSocket (src/chain/account-subscriptions.ts,
+// through the gateway's watchHolding): changes made on the chain reach every watcher of the
+// account at their slot, one server subscription per account, the last stop unsubscribes, and a
+// dropped connection subscribes every watched account again.
+import test from 'ava';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { createTransferInstruction } from '@solana/spl-token';
+import { startLocalChain } from '../../../src/chain/local/index.ts';
+import { Web3Gateway, type TokenHolding } from '../../../src/chain/gateway.ts';
+import { websocketUrlOf } from '../../../src/chain/account-subscriptions.ts';
+
+const U = 1_000_000n;
+
+async function until(f: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function world(t: { teardown(f: () => Promise<void> | void): void }) {
+  const chain = await startLocalChain();
+  t.teardown(() => chain.close());
+  const boot = await chain.bootstrap();
+  const mint = boot.collateralMint.toBase58();
+  const alice = Keypair.generate();
+  const bob = Keypair.generate();
+  const aliceAta = await chain.fundWallet(alice.publicKey, BigInt(LAMPORTS_PER_SOL), 1_000n * U);
+  const bobAta = await chain.fundWallet(bob.publicKey, BigInt(LAMPORTS_PER_SOL), 0n);
+  const send = (amount: bigint) => {
+    const r = chain.dev.send([createTransferInstruction(aliceAta, bobAta, alice.publicKey, amount)], [alice]);
+    if (!r.landed || r.err) throw new Error(`transfer failed: ${JSON.stringify(r.err)}`);
+    return r;
+  };
+  return { chain, mint, alice, bob, send };
+}
+
+test('the WebSocket endpoint of an RPC URL is derived as web3.js does', (t) => {
+  t.is(websocketUrlOf('http://127.0.0.1:8899'), 'ws://127.0.0.1:8900/');
+  t.is(websocketUrlOf('https://rpc.example.com/key'), 'wss://rpc.example.com/key');
+  t.is(websocketUrlOf('http://[::1]:7000/x?y=1'), 'ws://[::1]:7001/x?y=1');
+});
+
+test('watchers of one account share one subscription, see each change at its slot, and the last stop unsubscribes', async (t) => {
+  const { chain, mint, alice, send } = await world(t);
+  const gw = new Web3Gateway(chain.url, null);
+  const a: TokenHolding[] = [];
+  const b: TokenHolding[] = [];
+  const stopA = gw.watchHolding(alice.publicKey.toBase58(), mint, (h) => a.push(h));
+  const stopB = gw.watchHolding(alice.publicKey.toBase58(), mint, (h) => b.push(h));
+  await until(() => chain.subscriptions('account') === 1, 'one subscription for both watchers');
+
+  const r = send(100n * U);
+  await until(() => a.length === 1 && b.length === 1, 'both watchers told');
+  t.is(a[0].amount, 900n * U);
+  t.deepEqual(a[0], b[0]);
+  t.true(a[0].slot >= Number(r.slot), `notified at slot ${a[0].slot}, landed at ${r.slot}`);
+
+  await stopA();
+  send(50n * U);
+  await until(() => b.length === 2, 'the remaining watcher told');
+  t.is(b[1].amount, 850n * U);
+  t.is(a.length, 1, 'a stopped watcher hears nothing more');
+  t.is(chain.subscriptions('account'), 1);
+
+  await stopB();
+  await until(() => chain.subscriptions('account') === 0, 'the subscription ended with its last watcher');
+});
+
+test('a dropped connection subscribes every watched account again, including one watched while it was down', async (t) => {
+  const { chain, mint, alice, send } = await world(t);
+  const gw = new Web3Gateway(chain.url, null);
+  const seen: TokenHolding[] = [];
+  const stops = [gw.watchHolding(alice.publicKey.toBase58(), mint, (h) => seen.push(h))];
+  // Many other accounts (wallets with no token account yet): each its own subscription.
+  const others = Array.from({ length: 300 }, () => Keypair.generate().publicKey.toBase58());
+  for (const o of others.slice(0, 299)) stops.push(gw.watchHolding(o, mint, () => undefined));
+  await until(() => chain.subscriptions('account') === 300, '300 subscriptions');
+
+  chain.dropWebSockets();
+  await until(() => chain.subscriptions('account') === 0, 'the chain to forget the dropped connection');
+  stops.push(gw.watchHolding(others[299], mint, () => undefined));
+  await until(() => chain.subscriptions('account') === 301, 'every account subscribed again on a new connection');
+
+  send(1n * U);
+  await until(() => seen.length === 1, 'a change told through the new connection');
+  t.is(seen[0].amount, 999n * U);
+  t.is(seen[0].account, (await gw.holding(alice.publicKey.toBase58(), mint)).account);
+
+  await Promise.all(stops.map((s) => s()));
+  await until(() => chain.subscriptions('account') === 0, 'every subscription ended');
+  t.pass();
+});
+
+test('a token account created after the watch began is told with its balance', async (t) => {
+  const { chain, mint } = await world(t);
+  const gw = new Web3Gateway(chain.url, null);
+  const carol = Keypair.generate();
+  const seen: TokenHolding[] = [];
+  const stop = gw.watchHolding(carol.publicKey.toBase58(), mint, (h) => seen.push(h));
+  t.teardown(() => stop());
+  await until(() => chain.subscriptions('account') === 1, 'the subscription');
+  // Carol's token account comes into being: the watcher sees it (with its balance).
+  await chain.fundWallet(carol.publicKey, BigInt(LAMPORTS_PER_SOL), 5n * U);
+  await until(() => seen.some((h) => h.amount === 5n * U), 'the new account');
+  t.is(new PublicKey(seen.at(-1)!.account).toBase58(), seen.at(-1)!.account);
+  t.is(seen.at(-1)!.delegate, null);
+});
