@@ -354,82 +354,37 @@ interface FenceMove {
   expected: string;
 }
 
-/** Moves each partition's offset on, where it still is at the offset its move expects. */
-const MOVE_OFFSETS = `update consumer_offsets c set next_offset = m.next, replay_from = m."from", owner = m.owner, updated_at = now()
-     from jsonb_to_recordset(?::jsonb) as m(g text, t text, p int, next bigint, "from" bigint, owner text, expected bigint)
-     where c.group_id = m.g and c.topic = m.t and c.partition = m.p and c.next_offset = m.expected returning 1`;
-
 /**
- * The fence of one commit, or of a group's commits together: moves each partition's offset on, and
- * fails its cast unless every move found its partition at the offset it expected.
+ * The fence of one commit, or of a group's commits together: moves each partition's offset on
+ * (JSON array of FenceMove), and fails on FENCED unless every move found its partition at the
+ * offset it expected. The function is migration Migration20261129100000's.
  */
-const FENCE = `with moved as (${MOVE_OFFSETS})
-   select (case when (select count(*) from moved) = ? then '1' else '${FENCED}' end)::int as fenced_unless_all`;
+const FENCE = 'select runtime_commit(?::jsonb, ?, null, null, null, null, null, null, null, null, null)';
 
 /**
  * A commit's first statement: its fence and the runtime's own rows (journal, snapshots, inbox,
- * forwards) as one statement of data-modifying CTEs, one parse and plan instead of one each (on
- * PGlite, a statement is a trip through the engine). Its sibling CTEs see the tables as they were
- * before it: the journal delete of snapshotted actors cannot touch the journal rows it inserts,
- * as when they ran in that order. It fails its cast on FENCED if the partition moved on (checked
+ * forwards) as one call of `runtime_commit` (migration Migration20261129100000), whose statements
+ * are planned once per connection: inlined into the commit's text they were planned again for
+ * every commit, which cost more than running them. The journal lines of snapshotted actors are
+ * deleted before this batch's own are added. It fails on FENCED if the partition moved on (checked
  * first), else on INBOX_SEEN if a command of the batch was applied before.
  */
 function bookkeeping(a: CommitArgs, move: FenceMove): [string, unknown[]] {
-  const ctes = [`moved as (${MOVE_OFFSETS})`];
-  const params: unknown[] = [toJson([move])];
-  const cte = (sql: string, ...p: unknown[]) => {
-    ctes.push(sql);
-    params.push(...p);
-  };
-  if (a.snapshots.length && a.journal)
-    // Saved: what the journal held of these actors is in their snapshots now.
-    cte(
-      `unjournaled as (delete from actor_journal j using jsonb_to_recordset(?::jsonb) as t(kind text, key text) where j.kind = t.kind and j.key = t.key)`,
-      toJson(a.snapshots.map((x) => ({ kind: x.kind, key: x.key }))),
-    );
-  if (a.journal?.length)
-    cte(
-      `journaled as (insert into actor_journal (kind, key, topic, partition, envelope, created_at)
-         select t.kind, t.key, ?, ?, t.envelope, now() from jsonb_to_recordset(?::jsonb) as t(kind text, key text, envelope text, o int) order by t.o)`,
-      a.topic,
-      a.partition,
-      toJson(a.journal.map((j, o) => ({ ...j, o }))),
-    );
-  if (a.snapshots.length)
-    cte(
-      `saved as (insert into actor_snapshots (kind, key, state, topic, partition, next_offset, updated_at)
-         select t.kind, t.key, t.state, ?, ?, ?, now() from jsonb_to_recordset(?::jsonb) as t(kind text, key text, state jsonb)
-         on conflict (kind, key) do update set state = excluded.state, topic = excluded.topic,
-           partition = excluded.partition, next_offset = excluded.next_offset, updated_at = excluded.updated_at)`,
-      a.topic,
-      a.partition,
-      a.next.toString(),
-      toJson(a.snapshots),
-    );
-  // No read before the commit: a key stored before makes the statement fail its cast, the
-  // transaction is rolled back whole, and the worker looks the batch's keys up (InboxSeen).
-  if (a.inbox.length)
-    cte(
-      `ins as (insert into command_inbox (key, reply, source_topic, source_partition, source_offset, created_at)
-         select t.key, t.reply, ?, ?, t.o, now() from jsonb_to_recordset(?::jsonb) as t(key text, reply jsonb, o bigint)
-         on conflict (key) do nothing returning 1)`,
-      a.topic,
-      a.partition,
-      toJson(a.inbox.map((r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() }))),
-    );
-  if (a.forwards?.length)
-    cte(
-      `forwarded as (insert into outbox (topic, key, value, headers, msg_key, created_at, relay_after)
-         select t.topic, t.key, t.value, t.headers, t.msg_key, now(), now() + interval '${FORWARD_GRACE_SECONDS} seconds'
-         from jsonb_to_recordset(?::jsonb) as t(topic text, key text, value text, headers jsonb, msg_key text))`,
-      toJson(a.forwards.map((f: ForwardRow) => ({ topic: f.topic, key: f.key, value: f.value, headers: f.headers, msg_key: f.msgKey }))),
-    );
-  if (ctes.length === 1) return [FENCE, [params[0], 1]];
-  const seen = a.inbox.length ? ` when (select count(*) from ins) <> ${a.inbox.length} then '${INBOX_SEEN}'` : '';
+  const json = <T>(list: T[] | undefined, f: (x: T, i: number) => unknown) => (list?.length ? toJson(list.map(f)) : null);
   return [
-    `with ${ctes.join(',\n  ')}
-   select (case when (select count(*) from moved) <> 1 then '${FENCED}'${seen} else '1' end)::int as fenced_or_seen_unless_one`,
-    params,
+    'select runtime_commit(?::jsonb, 1, ?::jsonb, ?::jsonb, ?, ?, ?::jsonb, ?, ?::jsonb, ?::jsonb, ?)',
+    [
+      toJson([move]),
+      a.journal ? json(a.snapshots, (x) => ({ kind: x.kind, key: x.key })) : null,
+      json(a.journal, (j, o) => ({ ...j, o })),
+      a.topic,
+      a.partition,
+      json(a.snapshots, (x) => x),
+      a.next.toString(),
+      json(a.inbox, (r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() })),
+      json(a.forwards, (f: ForwardRow) => ({ topic: f.topic, key: f.key, value: f.value, headers: f.headers, msg_key: f.msgKey })),
+      FORWARD_GRACE_SECONDS,
+    ],
   ];
 }
 

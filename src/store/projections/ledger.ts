@@ -281,18 +281,8 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
       }
     }
     if (orders.length) {
-      await tx.execute(
-        `insert into open_orders (id, market, asset_id, owner, owner_lc, side, outcome, original_size, size_matched, price, status,
-           associate_trades, type, fee_rate_bps, expiration, created_at, updated_at)
-         select t.id, t.market, t.asset_id, t.owner, t.owner_lc, t.side, t.outcome, t.original_size, t.size_matched, t.price, t.status,
-           t.associate_trades, t.type, t.fee_rate_bps, t.expiration, t.created_at, t.updated_at
-         from jsonb_to_recordset(?::jsonb) as t(id text, market text, asset_id text, owner text, owner_lc text, side text, outcome text,
-           original_size bigint, size_matched bigint, price int, status text, associate_trades jsonb, type text, fee_rate_bps int,
-           expiration bigint, created_at timestamptz, updated_at timestamptz)
-         on conflict (id) do update set status = excluded.status, size_matched = excluded.size_matched,
-           associate_trades = excluded.associate_trades, updated_at = excluded.updated_at`,
-        [toJson(orders)],
-      );
+      // A function of migration Migration20261129100000: planned once per connection, not per commit.
+      await tx.execute('select open_orders_upsert(?::jsonb)', [toJson(orders)]);
     }
     for (const u of updates) {
       await tx.execute(
@@ -332,16 +322,8 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     }
     if (ledger.length) {
       // One writer per market (its book's partition): the next seq of each (market, topic) is read and
-      // assigned inside the statement, gap-free.
-      await tx.execute(
-        `insert into ledger_messages (market, topic, seq, type, owner_lc, payload, at, published)
-         select t.market, t.topic,
-           coalesce((select max(l.seq) from ledger_messages l where l.market = t.market and l.topic = t.topic), 0)
-             + row_number() over (partition by t.market, t.topic order by t.ord),
-           t.type, t.owner_lc, t.payload, t.at, false
-         from jsonb_to_recordset(?::jsonb) as t(market text, topic text, type text, owner_lc text, payload jsonb, at timestamptz, ord int)`,
-        [toJson(ledger)],
-      );
+      // assigned inside `ledger_append` (migration Migration20261129100000), gap-free.
+      await tx.execute('select ledger_append(?::jsonb)', [toJson(ledger)]);
     }
     // Sent by the worker right after the commit (kept in the outbox until then); the relay's only
     // if the worker could not send them.
