@@ -30,8 +30,14 @@ export interface AccountSubscriptionsOptions {
   /** first pause before reconnecting (doubles up to `maxReconnectMs`) */
   reconnectMs?: number;
   maxReconnectMs?: number;
-  /** an RPC call on the socket not answered this long fails (and the socket is dropped) */
+  /** an RPC call on the socket not answered this long fails (and the socket is dropped); also bounds the handshake */
   callTimeoutMs?: number;
+  /**
+   * A WebSocket ping this often (default 15 s); a socket that answered nothing (no pong, no message)
+   * since the last one is dropped and made again. A connection cut silently (a proxy or NAT that
+   * forgot it) sends no close: without this, its subscriptions would stay quiet for good.
+   */
+  pingMs?: number;
   log?: { warn(o: object, m: string): void };
 }
 
@@ -98,19 +104,32 @@ export class AccountSubscriptions {
 
   private connect(): void {
     if (this.socket || this.reconnectTimer || this.closed) return;
-    const ws = new WebSocket(this.url, { perMessageDeflate: false });
+    const ws = new WebSocket(this.url, { perMessageDeflate: false, handshakeTimeout: this.o.callTimeoutMs ?? 10_000 });
     this.socket = ws;
+    let heard = true;
+    let pinger: NodeJS.Timeout | null = null;
     ws.on('open', () => {
       if (this.socket !== ws) return;
       this.open = true;
       this.pause = this.o.reconnectMs ?? 500;
+      pinger = setInterval(() => {
+        if (!heard) return ws.terminate(); // silent since the last ping: the close below makes a new one
+        heard = false;
+        ws.ping();
+      }, this.o.pingMs ?? 15_000);
+      pinger.unref();
       for (const e of this.entries.values()) this.subscribe(e);
     });
-    ws.on('message', (data) => this.message(String(data)));
+    ws.on('pong', () => (heard = true));
+    ws.on('message', (data) => {
+      heard = true;
+      this.message(String(data));
+    });
     ws.on('error', (err) => {
       if (this.socket === ws) this.o.log?.warn({ err: err.message, url: this.url }, 'RPC WebSocket error');
     });
     ws.on('close', () => {
+      if (pinger) clearInterval(pinger);
       if (this.socket !== ws) return;
       this.dropped();
       if (this.entries.size && !this.closed) {
