@@ -115,5 +115,5 @@ export class InboxSeen extends Error {
   }
 }
 
-/** The marker a commit's inbox statement fails its cast on when a key was stored before. */
+/** What a commit fails with when a key of its inbox was stored before (raised by `runtime_commit`: the same text in Migration20261129100000). */
 export const INBOX_SEEN = 'inbox: a command of this batch was applied before';

@@ -180,7 +180,7 @@ export class SqlRuntimeStore implements RuntimeStore {
   /**
    * One round trip: every statement of the batch is formatted and sent as a single multi-statement
    * query, which PostgreSQL runs as one implicit transaction (with other partitions' commits that
-   * waited for the same turn: see the constructor). The first statement fences: it divides by zero
+   * waited for the same turn: see the constructor). The first statement fences: it fails on FENCED
    * unless this worker's expected offset is still the stored one.
    */
   async commit(a: CommitArgs): Promise<boolean> {
@@ -225,7 +225,7 @@ export class SqlRuntimeStore implements RuntimeStore {
       !a.deadLetters.length &&
       !a.journal?.length &&
       !a.forwards?.length;
-    // (the fence of such a commit is FENCE alone: bookkeeping() adds nothing to it)
+    // (such a commit's bookkeeping is its fence alone, which a merged group replaces with one FENCE for all)
     if (rows && !onlyRows) for (const r of (rows as Rows[]).splice(0)) push(r.sql, [r.json]);
     for (const d of a.deadLetters)
       push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
@@ -341,6 +341,7 @@ const GROUP_MAX_CHARS = 4_000_000;
  * the partition on. (A marker, not a division by zero: a projection's own division by zero is a
  * poison record, not a fence.)
  */
+/** What `runtime_commit` raises when a partition moved on (the same text in Migration20261129100000). */
 const FENCED = 'fenced: the partition moved on';
 
 /** One partition's offset move: from `expected` to `next`, by `owner`. */
