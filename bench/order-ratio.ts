@@ -284,7 +284,12 @@ const dataDir = mkdtempSync(join(tmpdir(), 'order-ratio-'));
 const embedded =
   only === 'cluster'
     ? skipped('embedded')
-    : await measure('embedded: 1 node, in-process bus, PGlite', { ...base, DATA_DIR: dataDir, TOPIC_PREFIX: 'emb.' }, 1, false);
+    : await measure(
+        'embedded: 1 node, in-process bus, PGlite',
+        { ...base, DATA_DIR: dataDir, TOPIC_PREFIX: 'emb.', KAFKA_BROKERS: '', DATABASE_URL: '' },
+        1,
+        false,
+      );
 rmSync(dataDir, { recursive: true, force: true });
 let cluster = skipped('cluster');
 if (only !== 'embedded') {
