@@ -6,7 +6,8 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { createMetrics } from '../metrics.ts';
-import { openOrm, migrate, type Orm } from '../store/orm.ts';
+import { openOrm, migrate, pgliteEngineOf, type Orm } from '../store/orm.ts';
+import { readRows } from '../store/pglite-script.ts';
 import { openReader } from '../store/reader.ts';
 import { SqlRuntimeStore } from '../store/runtime-store.ts';
 import { formatQuery } from '../store/sql-format.ts';
@@ -58,8 +59,14 @@ export async function openInfrastructure(
   // MikroORM's own escaping builds a string a character at a time (a 35 KB JSON parameter of the
   // webhook's event-identity claim allocated ~24 bytes per character, a sixth of the node's garbage).
   const platform = orm.em.getPlatform();
+  // On PGlite a statement is one trip through the engine, its rows read from the answer
+  // (src/store/pglite-script.ts): the driver's `query` costs several, and a result set built per call.
+  const engine = pgliteEngineOf(orm);
   const handle: Db = {
-    execute: (sql, params) => driver.execute(params?.length ? formatQuery(platform, sql, params) : sql, []),
+    execute: (sql, params) => {
+      const text = params?.length ? formatQuery(platform, sql, params) : sql;
+      return engine ? engine.then((e) => readRows(e, text, [])) : driver.execute(text, []);
+    },
   };
   const reader = openReader(orm, cfg.databaseUrl, Math.max(2, Math.min(8, cfg.databasePoolMax)));
   life.defer('reader', () => reader.close());

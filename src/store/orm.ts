@@ -7,6 +7,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { MikroORM } from '@mikro-orm/core';
 import { entities } from './entities.ts';
 import { migrationsList } from './migrations/index.ts';
+import type { PgliteReadEngine } from './pglite-script.ts';
 
 /** Either driver: the code above the store only uses what both share. */
 export type Orm = MikroORM<any, any>;
@@ -59,4 +60,10 @@ export async function migrate(orm: Orm, databaseUrl?: string): Promise<string[]>
     await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     await lock.end();
   }
+}
+
+/** The PGlite engine under an ORM opened on it (src/store/pglite-script.ts runs on it), else null (PostgreSQL). */
+export function pgliteEngineOf(orm: Orm): Promise<PgliteReadEngine> | null {
+  const pglite = orm.config.get('driver')?.name === 'PgliteDriver' || /pglite/i.test(String(orm.em.getPlatform().constructor.name));
+  return pglite ? (orm.em.getDriver().getConnection() as any).getNativeClient() : null;
 }

@@ -12,10 +12,11 @@ import {
   type StoredSnapshot,
 } from '../runtime/store-port.ts';
 import type { StoreTx } from '../runtime/types.ts';
-import type { Orm } from './orm.ts';
+import { pgliteEngineOf, type Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
 import { clip } from '../runtime/failures.ts';
 import { formatQuery } from './sql-format.ts';
+import { readRows, runScript } from './pglite-script.ts';
 
 type Em = { execute(sql: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<any> };
 
@@ -46,22 +47,28 @@ export class SqlRuntimeStore implements RuntimeStore {
     private orm: Orm,
     private commitsInFlight = 2,
   ) {
-    const pglite = orm.config.get('driver')?.name === 'PgliteDriver' || /pglite/i.test(String(orm.em.getPlatform().constructor.name));
-    if (pglite) {
-      // The engine itself: `exec` waits for any transaction open on it, then runs the text as one
-      // implicit transaction (an error rolls all of it back).
-      const native: Promise<{ exec(sql: string): Promise<unknown> }> = (orm.em.getDriver().getConnection() as any).getNativeClient();
-      this.script = async (sql) => (await native).exec(sql);
-    } else this.script = (sql) => this.run(sql);
+    const engine = pgliteEngineOf(orm);
+    if (engine) {
+      // The engine itself, under the locks `exec` takes (it waits for any transaction open on it),
+      // the text run as one implicit transaction (an error rolls all of it back); no result set is
+      // built, and a read is one trip through the engine (src/store/pglite-script.ts).
+      this.script = async (sql) => runScript(await engine, sql);
+      this.rows = async (sql) => readRows(await engine, sql, []);
+    } else {
+      this.script = (sql) => this.run(sql);
+      this.rows = (sql) => (this.orm.em.getDriver() as any).execute(sql, []);
+    }
   }
+
+  /** A statement's rows (its parameters already inlined). */
+  private rows: (sql: string) => Promise<any[]>;
 
   readonly reader: StoreTx = { execute: (sql, params) => this.run(sql, params as unknown[]) };
 
   /** A statement outside any transaction, straight to the driver (no entity manager per call). */
   private run(sql: string, params: unknown[] = []): Promise<any> {
     // Inlined by formatQuery (MikroORM's escaping builds strings a character at a time).
-    const text = params.length ? formatQuery(this.orm.em.getPlatform() as any, sql, params) : sql;
-    return (this.orm.em.getDriver() as any).execute(text, []);
+    return this.rows(params.length ? formatQuery(this.orm.em.getPlatform() as any, sql, params) : sql);
   }
 
   async loadOffset(groupId: string, topic: string, partition: number): Promise<bigint | null> {
