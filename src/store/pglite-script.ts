@@ -6,6 +6,8 @@
 
 /** The members of PGlite (0.5.x) this uses: public, or underscored but stable across the 0.x line. */
 export interface PgliteEngine {
+  /** Throws once the engine is closing or closed (as `exec` and `query` do), waits while it starts. */
+  _checkReady(): Promise<void>;
   _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
   _runExclusiveQuery<T>(fn: () => Promise<T>): Promise<T>;
   execProtocolRaw(message: Uint8Array): Promise<Uint8Array>;
@@ -61,6 +63,7 @@ export function errorIn(answer: Uint8Array): ScriptError | null {
 /** Runs `sql` (one implicit transaction: all of it or none) and throws the server's error if it failed. */
 export async function runScript(engine: PgliteEngine, sql: string): Promise<void> {
   const message = queryMessage(sql);
+  await engine._checkReady();
   const error = await engine._runExclusiveTransaction(() =>
     engine._runExclusiveQuery(async () => errorIn(await engine.execProtocolRaw(message))),
   );
@@ -192,6 +195,7 @@ export async function readRows(
   let names = prepared.get(engine);
   if (!names) prepared.set(engine, (names = new Set()));
   const statement = name ? `r_${name}` : '';
+  await engine._checkReady();
   return engine._runExclusiveQuery(async () => {
     const parse = !statement || !names.has(statement);
     const answer = await engine.execProtocolRaw(extendedQuery(sql, params, statement, parse));

@@ -80,3 +80,13 @@ test('script: waits for a transaction open on the engine, as exec does', async (
   t.deepEqual(order, ['tx wrote', 'tx done', 'script']);
   t.deepEqual(await readRows(e, 'select id from w order by id', []), [{ id: 1 }, { id: 2 }, { id: 3 }]);
 });
+
+test('a closed engine refuses scripts and reads with PGlite’s own error', async (t) => {
+  const orm: Orm = await openOrm({ dataDir: 'memory://' });
+  const e = await pgliteEngineOf(orm)!;
+  t.teardown(() => orm.close());
+  await runScript(e, 'create table c (id int)');
+  await (e as unknown as { close(): Promise<void> }).close();
+  await t.throwsAsync(runScript(e, 'insert into c values (1)'), { message: /closed/ });
+  await t.throwsAsync(readRows(e, 'select * from c', []), { message: /closed/ });
+});
