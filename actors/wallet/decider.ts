@@ -40,9 +40,46 @@ export type WalletEvent =
 
 type Cmd = WalletCommand & { at: number };
 
+/**
+ * What a wallet's holds add up to, kept with its state as events apply (not in its snapshot: built
+ * from the reservations the first time a state is used): an order's check and its hold cost the
+ * same with 5 holds or 5,000, which a market maker's wallet has.
+ */
+interface HoldIndex {
+  /** Per asset, the sum of the holds for good (confirmed: an order's). */
+  confirmed: Map<string, bigint>;
+  /** The holds that lapse unless confirmed (a two-step Reserve's), by order id, in the order they were made. */
+  lapsing: Map<string, Reservation>;
+}
+
+const indexes = new WeakMap<WalletState, HoldIndex>();
+
+function indexOf(state: WalletState): HoldIndex {
+  let ix = indexes.get(state);
+  if (!ix) {
+    ix = { confirmed: new Map(), lapsing: new Map() };
+    for (const [orderId, r] of Object.entries(state.reservations)) count(ix, orderId, r, 1n);
+    indexes.set(state, ix);
+  }
+  return ix;
+}
+
+/** Adds (sign 1) or takes out (sign -1) one reservation's part of the index. */
+function count(ix: HoldIndex, orderId: string, r: Reservation, sign: 1n | -1n): void {
+  if (!r.confirmed) {
+    if (sign > 0n) ix.lapsing.set(orderId, r);
+    else ix.lapsing.delete(orderId);
+    return;
+  }
+  const sum = (ix.confirmed.get(r.asset) ?? 0n) + sign * BigInt(r.amount);
+  if (sum === 0n) ix.confirmed.delete(r.asset);
+  else ix.confirmed.set(r.asset, sum);
+}
+
 export function held(state: WalletState, asset: string, now: number): bigint {
-  let sum = 0n;
-  for (const r of Object.values(state.reservations)) if (r.asset === asset && (r.confirmed || r.lapsesAt > now)) sum += BigInt(r.amount);
+  const ix = indexOf(state);
+  let sum = ix.confirmed.get(asset) ?? 0n;
+  for (const r of ix.lapsing.values()) if (r.asset === asset && r.lapsesAt > now) sum += BigInt(r.amount);
   return sum;
 }
 
@@ -57,29 +94,32 @@ function allowanceOf(b: Balance | undefined): { allowance?: { delegate: string |
 
 type Holding = Extract<Cmd, { type: 'Reserve' | 'PlaceOrder' }>;
 
-/** Holds the command's amount against the balance on record (the one it brings, if newer); an order held before answers as it did. */
+/**
+ * Holds the command's amount against the balance on record (the one it brings, if newer); an order
+ * held before answers as it did. `live` is the reservation of an order unless it lapses with this command.
+ */
 function hold(
   state: WalletState,
   events: WalletEvent[],
   cmd: Holding,
   how: { confirmed: boolean; lapsesAt: number },
+  live: (orderId: string) => Reservation | undefined,
 ): Decision<WalletEvent, WalletReply> {
-  let s = state;
-  if (s.reservations[cmd.orderId])
-    return { events, reply: { ok: true, reserved: s.reservations[cmd.orderId].amount, ...allowanceOf(s.balances[cmd.asset]) } };
-  const cur = s.balances[cmd.asset];
+  const before = live(cmd.orderId);
+  if (before) return { events, reply: { ok: true, reserved: before.amount, ...allowanceOf(state.balances[cmd.asset]) } };
+  const cur = state.balances[cmd.asset];
+  let known: Balance | undefined = cur;
   if (cmd.balance && (!cur || cmd.balance.slot >= cur.slot)) {
     events.push({ type: 'BalanceSeen', asset: cmd.asset, ...cmd.balance });
-    s = walletDecider.evolve(s, events[events.length - 1]);
+    known = { ...cmd.balance };
   }
-  const known = s.balances[cmd.asset];
   if (!known) {
     return {
       events,
       reply: { ok: false, code: 'BALANCE_UNKNOWN', available: '0', message: `no balance of ${cmd.asset} on record for this wallet` },
     };
   }
-  const free = available(s, cmd.asset, cmd.at);
+  const free = BigInt(known.amount) - held(state, cmd.asset, cmd.at);
   if (BigInt(cmd.amount) > free) {
     return {
       events,
@@ -106,23 +146,25 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
     const events: WalletEvent[] = [];
     // Holds that lapsed are dropped first (time comes in the command), but a late Confirm keeps its own.
     const confirming = cmd.type === 'Confirm' ? cmd.orderId : null;
-    for (const [orderId, r] of Object.entries(state.reservations)) {
-      if (!r.confirmed && r.lapsesAt <= cmd.at && orderId !== confirming) {
+    let lapsed: Set<string> | null = null;
+    for (const [orderId, r] of indexOf(state).lapsing) {
+      if (r.lapsesAt <= cmd.at && orderId !== confirming) {
         events.push({ type: 'Released', orderId, amount: r.amount, reason: 'hold_lapsed' });
+        (lapsed ??= new Set()).add(orderId);
       }
     }
-    let s = state;
-    for (const e of events) s = walletDecider.evolve(s, e);
+    // decide never writes the state: what lapses with this command is left out here, and by evolve.
+    const live = (orderId: string) => (lapsed?.has(orderId) ? undefined : state.reservations[orderId]);
     switch (cmd.type) {
       case 'SeeBalance': {
-        const cur = s.balances[cmd.asset];
+        const cur = state.balances[cmd.asset];
         if (!cur || cmd.balance.slot >= cur.slot) events.push({ type: 'BalanceSeen', asset: cmd.asset, ...cmd.balance });
         return { events, reply: { ok: true } };
       }
       case 'Reserve':
-        return hold(s, events, cmd, { confirmed: false, lapsesAt: cmd.at + cmd.holdMs });
+        return hold(state, events, cmd, { confirmed: false, lapsesAt: cmd.at + cmd.holdMs }, live);
       case 'PlaceOrder': {
-        const held = hold(s, events, cmd, { confirmed: true, lapsesAt: 0 });
+        const held = hold(state, events, cmd, { confirmed: true, lapsesAt: 0 }, live);
         if (!held.reply.ok) return held;
         // Held (now, or by an earlier try of the same order): the book's command goes on, with the
         // allowance warning the book's answer carries.
@@ -134,12 +176,12 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
         };
       }
       case 'Confirm': {
-        const r = s.reservations[cmd.orderId];
+        const r = live(cmd.orderId);
         if (r && !r.confirmed) events.push({ type: 'Confirmed', orderId: cmd.orderId });
         return { events, reply: { ok: true } };
       }
       case 'Release': {
-        const r = s.reservations[cmd.orderId];
+        const r = live(cmd.orderId);
         if (!r) return { events, reply: { ok: true, released: '0' } };
         const amount = cmd.amount === undefined || BigInt(cmd.amount) >= BigInt(r.amount) ? r.amount : cmd.amount;
         events.push({ type: 'Released', orderId: cmd.orderId, amount, reason: cmd.reason });
@@ -148,7 +190,7 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
       case 'ReleaseOrders': {
         let sum = 0n;
         for (const orderId of new Set(cmd.orderIds)) {
-          const r = s.reservations[orderId];
+          const r = live(orderId);
           if (!r) continue;
           events.push({ type: 'Released', orderId, amount: r.amount, reason: cmd.reason });
           sum += BigInt(r.amount);
@@ -158,26 +200,50 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
     }
   },
 
+  // Applies one event to the state IN PLACE and returns the same object (as the market book does):
+  // the runtime keeps no earlier version of an actor's state, and copying a wallet's every hold per
+  // event made each order cost as much as the wallet had orders.
   evolve(state, e) {
+    const ix = indexOf(state);
     switch (e.type) {
       case 'BalanceSeen': {
         const { type: _type, asset, ...balance } = e;
-        return { ...state, balances: { ...state.balances, [asset]: balance } };
+        state.balances[asset] = balance;
+        return state;
       }
-      case 'Reserved':
-        return { ...state, reservations: { ...state.reservations, [e.orderId]: e.reservation } };
+      case 'Reserved': {
+        const was = state.reservations[e.orderId];
+        if (was) count(ix, e.orderId, was, -1n);
+        state.reservations[e.orderId] = e.reservation;
+        count(ix, e.orderId, e.reservation, 1n);
+        return state;
+      }
       case 'Confirmed': {
         const r = state.reservations[e.orderId];
-        return r ? { ...state, reservations: { ...state.reservations, [e.orderId]: { ...r, confirmed: true } } } : state;
+        if (!r) return state;
+        count(ix, e.orderId, r, -1n);
+        const now = { ...r, confirmed: true };
+        state.reservations[e.orderId] = now;
+        count(ix, e.orderId, now, 1n);
+        return state;
       }
       case 'Released': {
         const r = state.reservations[e.orderId];
         if (!r) return state;
         const left = BigInt(r.amount) - BigInt(e.amount);
-        const reservations = { ...state.reservations };
-        if (left > 0n) reservations[e.orderId] = { ...r, amount: left.toString() };
-        else delete reservations[e.orderId];
-        return { ...state, reservations };
+        if (left > 0n) {
+          const kept = { ...r, amount: left.toString() };
+          state.reservations[e.orderId] = kept;
+          // (a lapsing hold keeps its place among the others: the order its lapses are decided in)
+          if (r.confirmed) {
+            count(ix, e.orderId, r, -1n);
+            count(ix, e.orderId, kept, 1n);
+          } else ix.lapsing.set(e.orderId, kept);
+        } else {
+          count(ix, e.orderId, r, -1n);
+          delete state.reservations[e.orderId];
+        }
+        return state;
       }
     }
   },
