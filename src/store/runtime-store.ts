@@ -54,6 +54,12 @@ export class SqlRuntimeStore implements RuntimeStore {
       // built, and a read is one trip through the engine (src/store/pglite-script.ts).
       this.script = async (sql) => runScript(await engine, sql);
       this.rows = async (sql) => readRows(await engine, sql, []);
+      // One engine, one transaction at a time, run synchronously: partitions' commits never wait
+      // for each other, so none would ever be grouped. A group starts on the next turn of the event
+      // loop instead, with every commit the partitions issued in this one (a write transaction's
+      // own cost in PGlite is several statements').
+      this.commitsInFlight = 1;
+      this.coalesce = true;
     } else {
       this.script = (sql) => this.run(sql);
       this.rows = (sql) => (this.orm.em.getDriver() as any).execute(sql, []);
@@ -268,8 +274,22 @@ export class SqlRuntimeStore implements RuntimeStore {
     return statements.join(';\n');
   }
 
-  /** Starts group transactions while turns are free: each takes what waits, up to GROUP_MAX_CHARS. */
+  /** PGlite: a group starts on the next turn of the event loop (see the constructor). */
+  private coalesce = false;
+  private pumpSoon = false;
+
   private pump(): void {
+    if (!this.coalesce) return this.pumpNow();
+    if (this.pumpSoon || this.inFlight >= this.commitsInFlight) return; // the running group's end pumps
+    this.pumpSoon = true;
+    setImmediate(() => {
+      this.pumpSoon = false;
+      this.pumpNow();
+    });
+  }
+
+  /** Starts group transactions while turns are free: each takes what waits, up to GROUP_MAX_CHARS. */
+  private pumpNow(): void {
     while (this.inFlight < this.commitsInFlight && this.waiting.length) {
       let take = 0;
       let chars = 0;
@@ -279,7 +299,7 @@ export class SqlRuntimeStore implements RuntimeStore {
       this.inFlight++;
       void this.commitGroup(group).finally(() => {
         this.inFlight--;
-        this.pump();
+        this.pumpNow();
       });
     }
   }

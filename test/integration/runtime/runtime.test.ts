@@ -320,6 +320,51 @@ test('group commit: commits that wait for a turn go as one transaction; a fenced
   t.is(snaps.get('key4')?.next, 11n);
 });
 
+test('PGlite: commits issued on one turn of the event loop go as one transaction; a fenced member is refused alone', async (t) => {
+  const orm = await storeDb(t, 'PGlite');
+  const store = new SqlRuntimeStore(orm);
+  for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
+  const commit = (partition: number, expectedNext: bigint, letter: string) =>
+    store.commit({
+      groupId: 'g',
+      topic: 'topic',
+      partition,
+      owner: 'a',
+      expectedNext,
+      next: expectedNext + 1n,
+      replayFrom: expectedNext + 1n,
+      snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }],
+      inbox: [{ key: `cmd-${letter}`, reply: { ok: letter }, offset: expectedNext }],
+      deadLetters: [],
+      effects: async (tx) => {
+        await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [
+          `effect-${letter}`,
+          'test',
+          '{}',
+        ]);
+      },
+    });
+  // The engine runs one transaction at a time and synchronously: without the group these were three.
+  t.deepEqual(await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]), [true, true, true]);
+  t.is(await xminOf(orm, 0), await xminOf(orm, 1));
+  t.is(await xminOf(orm, 1), await xminOf(orm, 2), 'A, B and C: one transaction');
+  // F is stale (partition 0 is at 11): the group rolls back whole, then each commits alone.
+  t.deepEqual(await Promise.all([commit(3, 10n, 'd'), commit(4, 10n, 'e'), commit(0, 10n, 'f')]), [true, true, false]);
+  t.not(await xminOf(orm, 3), await xminOf(orm, 4), 'D and E committed alone after the group failed');
+  t.is(await store.loadOffset('g', 'topic', 0), 11n, 'the fenced commit moved nothing');
+  const rows = async (sql: string) => ((await (orm.em.fork() as any).execute(sql)) as any[]).map((r) => Object.values(r)[0]);
+  t.deepEqual(await rows("select source from dead_letters where source like 'effect-%' order by source"), [
+    'effect-a',
+    'effect-b',
+    'effect-c',
+    'effect-d',
+    'effect-e',
+  ]);
+  t.deepEqual(await rows('select key from command_inbox order by key'), ['cmd-a', 'cmd-b', 'cmd-c', 'cmd-d', 'cmd-e']);
+  // One commit alone still commits (nothing waits for a second).
+  t.true(await commit(1, 11n, 'g'));
+});
+
 test('group commit of rows-only commits: one fence and one insert for all; a stale member rolls the group back and is refused alone', async (t) => {
   const orm = await storeDb(t);
   const store = new SqlRuntimeStore(orm, 1);
