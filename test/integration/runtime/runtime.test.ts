@@ -274,30 +274,37 @@ for (const store of ['PGlite', 'PostgreSQL'] as const) {
   });
 }
 
+/**
+ * A group-commit test's commit: partition `partition` moves from `expectedNext`, snapshots its key,
+ * writes the effect `effect-<letter>` (and, with `inbox`, the inbox row `cmd-<letter>`).
+ */
+function effectCommit(store: SqlRuntimeStore, partition: number, expectedNext: bigint, letter: string, o: { inbox?: boolean } = {}) {
+  return store.commit({
+    groupId: 'g',
+    topic: 'topic',
+    partition,
+    owner: 'a',
+    expectedNext,
+    next: expectedNext + 1n,
+    replayFrom: expectedNext + 1n,
+    snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }],
+    inbox: o.inbox ? [{ key: `cmd-${letter}`, reply: { ok: letter }, offset: expectedNext }] : [],
+    deadLetters: [],
+    effects: async (tx) => {
+      await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [
+        `effect-${letter}`,
+        'test',
+        '{}',
+      ]);
+    },
+  });
+}
+
 test('group commit: commits that wait for a turn go as one transaction; a fenced member is refused alone, the others commit', async (t) => {
   const orm = await storeDb(t);
   const store = new SqlRuntimeStore(orm, 1); // one transaction at a time: what arrives meanwhile waits and is grouped
   for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
-  const commit = (partition: number, expectedNext: bigint, letter: string) =>
-    store.commit({
-      groupId: 'g',
-      topic: 'topic',
-      partition,
-      owner: 'a',
-      expectedNext,
-      next: expectedNext + 1n,
-      replayFrom: expectedNext + 1n,
-      snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }],
-      inbox: [],
-      deadLetters: [],
-      effects: async (tx) => {
-        await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [
-          `effect-${letter}`,
-          'test',
-          '{}',
-        ]);
-      },
-    });
+  const commit = (partition: number, expectedNext: bigint, letter: string) => effectCommit(store, partition, expectedNext, letter);
 
   // A runs alone; B and C arrive while it runs and commit together, in one transaction.
   const [a, b, c] = await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]);
@@ -325,25 +332,7 @@ test('PGlite: commits issued on one turn of the event loop go as one transaction
   const store = new SqlRuntimeStore(orm);
   for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
   const commit = (partition: number, expectedNext: bigint, letter: string) =>
-    store.commit({
-      groupId: 'g',
-      topic: 'topic',
-      partition,
-      owner: 'a',
-      expectedNext,
-      next: expectedNext + 1n,
-      replayFrom: expectedNext + 1n,
-      snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }],
-      inbox: [{ key: `cmd-${letter}`, reply: { ok: letter }, offset: expectedNext }],
-      deadLetters: [],
-      effects: async (tx) => {
-        await tx.execute('insert into dead_letters (source, reason, payload, created_at) values (?, ?, ?, now())', [
-          `effect-${letter}`,
-          'test',
-          '{}',
-        ]);
-      },
-    });
+    effectCommit(store, partition, expectedNext, letter, { inbox: true });
   // The engine runs one transaction at a time and synchronously: without the group these were three.
   t.deepEqual(await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]), [true, true, true]);
   t.is(await xminOf(orm, 0), await xminOf(orm, 1));
