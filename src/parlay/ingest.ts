@@ -5,9 +5,9 @@
 // whose identity (signature, position) was first seen with other bytes is dead-lettered
 // (`conflicting_event`), never applied as a new fact.
 import { AskFailed, channel, type Asker, type Command } from '../runtime/asker.ts';
-import type { RuntimeStore } from '../runtime/store-port.ts';
+import type { DeadLetterRow, RuntimeStore } from '../runtime/store-port.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
-import { decodeTransaction, reasonText, type DecodedEvent, type DecodedTx } from './decode.ts';
+import { decodeTransaction, reasonText, type DecodedEvent } from './decode.ts';
 import { identityOf, type EventClaim, type EventIdentities } from './event-identity.ts';
 import type { RawTransaction } from './webhook-schema.ts';
 import { posAfter, type ParlayEventsProtocol, type VaultValues } from '../../topics/parlay-events.ts';
@@ -52,12 +52,26 @@ const keptOf = (tx: RawTransaction) =>
     logMessages: tx.meta.logMessages ?? [],
   });
 
-export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]): Promise<IngestResult> {
+/** A delivery decoded: all the apply step needs, and nothing of the body (dropped before the first await). */
+export interface DecodedDelivery {
+  /** Transactions skipped (failed, or without events of the program). */
+  skipped: number;
+  /** Transactions with events, in order. */
+  count: number;
+  claims: (EventClaim & { txIndex: number; event: DecodedEvent })[];
+  deadLetters: DeadLetterRow[];
+}
+
+/**
+ * The synchronous part of a delivery: skips, decodes and collects the dead letters of each
+ * transaction. What it returns holds no reference to the body, so that a delivery waiting for its
+ * commits does not keep the parsed body alive through the young generation's collections.
+ */
+export function decodeDelivery(deps: Pick<IngestDeps, 'programId' | 'log' | 'metrics'>, txs: RawTransaction[]): DecodedDelivery {
   let skipped = 0;
-  // No idempotency keys: the Parlay and Vault deciders recognise a repeated event themselves
-  // (a parlay exists, a leg is settled, a position is not newer), so nothing needs remembering but
-  // each event identity's content, which keeps a different payload from passing as a new event.
-  const decoded: { txIndex: number; d: DecodedTx }[] = [];
+  let count = 0;
+  const claims: DecodedDelivery['claims'] = [];
+  const deadLetters: DeadLetterRow[] = [];
   for (const [i, tx] of txs.entries()) {
     if (tx.meta.err !== null && tx.meta.err !== undefined) {
       skipped++;
@@ -68,21 +82,39 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
       skipped++;
       continue;
     }
-    decoded.push({ txIndex: i, d });
+    count++;
     if (d.truncated) {
       deps.metrics?.truncated();
       deps.log.warn({ signature: d.signature }, 'log truncated: events past the cut are missing; reconcile from the chain');
-      await deps.store.deadLetter({ source: sourceOf(`webhook:${d.signature}:truncated`), reason: 'log truncated', payload: keptOf(tx) });
+      deadLetters.push({ source: sourceOf(`webhook:${d.signature}:truncated`), reason: 'log truncated', payload: keptOf(tx) });
     }
     for (const u of d.undecodable) {
       deps.metrics?.deadLetter('undecodable_event');
       deps.log.warn({ signature: d.signature, index: u.index, reason: u.reason }, 'undecodable program event dead-lettered');
-      await deps.store.deadLetter({ source: sourceOf(`webhook:${d.signature}:${u.index}`), reason: reasonText(u.reason), payload: u.data });
+      deadLetters.push({ source: sourceOf(`webhook:${d.signature}:${u.index}`), reason: reasonText(u.reason), payload: u.data });
     }
+    for (const event of d.events) claims.push({ signature: d.signature, index: event.index, hash: event.hash, txIndex: i, event });
   }
-  const claims: (EventClaim & { txIndex: number; event: DecodedEvent })[] = decoded.flatMap(({ txIndex, d }) =>
-    d.events.map((event) => ({ signature: d.signature, index: event.index, hash: event.hash, txIndex, event })),
-  );
+  return { skipped, count, claims, deadLetters };
+}
+
+/** A delivery's transactions, decoded and applied (see `decodeDelivery` and `applyDelivery`). */
+export function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]): Promise<IngestResult> {
+  let decoded: DecodedDelivery;
+  try {
+    decoded = decodeDelivery(deps, txs);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return applyDelivery(deps, decoded);
+}
+
+export async function applyDelivery(deps: IngestDeps, delivery: DecodedDelivery): Promise<IngestResult> {
+  // No idempotency keys: the Parlay and Vault deciders recognise a repeated event themselves
+  // (a parlay exists, a leg is settled, a position is not newer), so nothing needs remembering but
+  // each event identity's content, which keeps a different payload from passing as a new event.
+  for (const row of delivery.deadLetters) await deps.store.deadLetter(row);
+  const { claims } = delivery;
   const conflicts = await deps.identities.claim(claims);
   const work: { txIndex: number; spec: Command<ParlayEventsProtocol['cmd']> }[] = [];
   const vaultValues: VaultValues = {};
@@ -140,5 +172,5 @@ export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]
   });
   if (timedOut) throw timedOut;
   if (deferredTx.size) deps.metrics?.deferred();
-  return { processed: decoded.length - deferredTx.size, skipped, deferred: deferredTx.size };
+  return { processed: delivery.count - deferredTx.size, skipped: delivery.skipped, deferred: deferredTx.size };
 }

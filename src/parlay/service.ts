@@ -6,7 +6,7 @@ import { zodMessage } from '../zod-message.ts';
 import type { PlatformUser } from '../platform-user.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import type { ParlayEventsProtocol, VaultPatchFields } from '../../topics/parlay-events.ts';
-import { ingestTransactions, type IngestDeps, type IngestResult } from './ingest.ts';
+import { applyDelivery, decodeDelivery, type DecodedDelivery, type IngestDeps, type IngestResult } from './ingest.ts';
 import * as q from './queries.ts';
 import type { Reader } from '../store/reader.ts';
 import type { ParlayReadCache } from './read-cache.ts';
@@ -59,9 +59,19 @@ export class ParlayService {
     };
   }
 
-  async ingest(txs: RawTransaction[]): Promise<IngestResult> {
+  ingest(txs: RawTransaction[]): Promise<IngestResult> {
+    let decoded: DecodedDelivery;
     try {
-      return await ingestTransactions(this.ingestDeps(), txs);
+      decoded = decodeDelivery(this.d, txs);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.apply(decoded);
+  }
+
+  private async apply(decoded: DecodedDelivery): Promise<IngestResult> {
+    try {
+      return await applyDelivery(this.ingestDeps(), decoded);
     } catch (e) {
       if (e instanceof AskTimeout) throw unavailable('unavailable', 'the owner of an event did not answer in time; retry');
       throw e;
@@ -75,10 +85,29 @@ export class ParlayService {
    * One webhook delivery, as the route receives it (its secret already checked) and as the
    * development local chain hands it over in process: `{ processed, skipped }`, 400 for a malformed
    * body, 503 `deferred` when an event waits for a parlay not created yet (the sender retries).
+   * Validated and decoded before anything waits: nothing of the body stays referenced while the
+   * delivery's commits run (a large body kept alive is copied by every young-generation collection).
    */
-  async deliver(body: unknown): Promise<{ processed: number; skipped: number }> {
-    // Bounded before any work (webhook-schema.ts): a signature that is not one, too many or too long
-    // log lines, a NUL in a line are a 400, never a row the database refuses or a partition stalled.
+  deliver(body: unknown): Promise<{ processed: number; skipped: number }> {
+    let decoded: DecodedDelivery;
+    try {
+      decoded = decodeDelivery(this.d, this.validated(body));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.apply(decoded).then((res) => {
+      if (res.deferred > 0) {
+        throw unavailable('deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, {
+          processed: res.processed,
+          skipped: res.skipped,
+        });
+      }
+      return { processed: res.processed, skipped: res.skipped };
+    });
+  }
+
+  /** The body's transactions, bounded before any work (webhook-schema.ts): a signature that is not one, too many or too long log lines, a NUL in a line are a 400, never a row the database refuses or a partition stalled. */
+  private validated(body: unknown): RawTransaction[] {
     const over = outOfBounds(body);
     if (over) throw invalid('malformed_body', `malformed webhook body: ${over}`);
     const parsed = (Array.isArray(body) ? webhookBatch : rawTransaction).safeParse(body);
@@ -87,14 +116,7 @@ export class ParlayService {
       const shown = zodMessage({ issues: issues.slice(0, 3) } as typeof parsed.error);
       throw invalid('malformed_body', `malformed webhook body: ${shown}${issues.length > 3 ? `; and ${issues.length - 3} more` : ''}`);
     }
-    const res = await this.ingest(Array.isArray(parsed.data) ? parsed.data : [parsed.data]);
-    if (res.deferred > 0) {
-      throw unavailable('deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, {
-        processed: res.processed,
-        skipped: res.skipped,
-      });
-    }
-    return { processed: res.processed, skipped: res.skipped };
+    return Array.isArray(parsed.data) ? parsed.data : [parsed.data];
   }
 
   /** Remembers the wallet a user linked (from the JWT claims), once per change. */

@@ -27,7 +27,12 @@ export function parlayRoutes(svc: ParlayService, opts: { jwtSecret: string; webh
   // The webhook's secret is checked before its body is read (503 unset, 403 wrong, whatever the
   // body), which then has a bound of its own (WEBHOOK_BODY_LIMIT_BYTES).
   r.post('/webhooks/indexer/', hookAuth, webhookBody, async (ctx) => {
-    ctx.body = await svc.deliver(ctx.request.body);
+    // The body is the service's from here: not kept on the context while the delivery commits.
+    // (deliver validates and decodes before it returns its promise).
+    const delivered = svc.deliver(ctx.request.body);
+    ctx.request.body = undefined;
+    ctx.request.rawBody = undefined;
+    ctx.body = await delivered;
   });
 
   r.get('/vault/', async (ctx) => {
