@@ -1,17 +1,27 @@
 // Event identity: one (signature, position among the transaction's events of the program) is one
-// event. The first content seen for an identity (the SHA-256 of the event's bytes) is kept in
-// `parlay_event_identities`; a later event with the same identity and other bytes conflicts and is
-// not applied. An identical re-send claims nothing new and goes on to the actors, which answer it
-// as a duplicate.
+// event. The first content seen for an identity is kept in `parlay_event_identities`; a later event
+// with the same identity and other bytes conflicts and is not applied. An identical re-send claims
+// nothing new and goes on to the actors, which answer it as a duplicate. Both are kept as 128 bits
+// (uuid columns compared as bytes): the identity's key is the start of SHA-256(`signature:index`),
+// the content the start of the SHA-256 of the event's bytes.
+import { createHash } from 'node:crypto';
 import type { Db } from '../db.ts';
 
 export interface EventClaim {
   signature: string;
   index: number;
+  /** SHA-256 of the event's bytes, hex. */
   hash: string;
 }
 
 export const identityOf = (c: { signature: string; index: number }) => `${c.signature}:${c.index}`;
+
+/** The identity's key as 32 hex digits (a uuid without its dashes). */
+export const identityKey = (c: { signature: string; index: number }) =>
+  createHash('sha256').update(identityOf(c)).digest('hex').slice(0, 32);
+
+/** 32 hex digits of a uuid, whatever its spelling (PostgreSQL answers with dashes). */
+const hex32 = (u: string) => u.replaceAll('-', '').toLowerCase();
 
 export class EventIdentities {
   constructor(private db: () => Db) {}
@@ -25,30 +35,32 @@ export class EventIdentities {
   async claim(claims: EventClaim[]): Promise<Set<EventClaim>> {
     const conflicts = new Set<EventClaim>();
     // The first of each identity in the list is the one claimed; what it keeps decides for every copy.
+    const keyOf = new Map<EventClaim, string>();
     const first = new Map<string, EventClaim>();
-    for (const c of claims) if (!first.has(identityOf(c))) first.set(identityOf(c), c);
+    for (const c of claims) {
+      const k = identityKey(c);
+      keyOf.set(c, k);
+      if (!first.has(k)) first.set(k, c);
+    }
     if (!first.size) return conflicts;
     const kept = new Map<string, string>();
     // Only what the insert did not claim comes back (a new identity, the usual case, costs no row).
     const notClaimed = await this.db().execute(
-      `with t as (select * from jsonb_to_recordset(?::jsonb) as t(s text, i int, h text)),
-         ins as (insert into parlay_event_identities (signature, event_index, content_hash, created_at)
-           select t.s, t.i, t.h, now() from t on conflict (signature, event_index) do nothing returning signature, event_index)
-       select t.s, t.i from t where not exists (select 1 from ins where ins.signature = t.s and ins.event_index = t.i)`,
-      [JSON.stringify([...first.values()].map((c) => ({ s: c.signature, i: c.index, h: c.hash })))],
+      `with t as (select * from jsonb_to_recordset(?::jsonb) as t(k uuid, h uuid)),
+         ins as (insert into parlay_event_identities (key, content) select t.k, t.h from t on conflict (key) do nothing returning key)
+       select t.k::text as k from t where not exists (select 1 from ins where ins.key = t.k)`,
+      [JSON.stringify([...first].map(([k, c]) => ({ k, h: c.hash.slice(0, 32) })))],
     );
-    const missed = new Set(notClaimed.map((r: { s: string; i: number }) => `${r.s}:${r.i}`));
-    for (const c of first.values()) if (!missed.has(identityOf(c))) kept.set(identityOf(c), c.hash);
-    const existing = [...first.values()].filter((c) => !kept.has(identityOf(c)));
-    if (existing.length) {
+    const missed = new Set(notClaimed.map((r: { k: string }) => hex32(r.k)));
+    for (const [k, c] of first) if (!missed.has(k)) kept.set(k, c.hash.slice(0, 32));
+    if (missed.size) {
       const rows = await this.db().execute(
-        `select p.signature, p.event_index, p.content_hash from parlay_event_identities p
-         join jsonb_to_recordset(?::jsonb) as t(s text, i int) on p.signature = t.s and p.event_index = t.i`,
-        [JSON.stringify(existing.map((c) => ({ s: c.signature, i: c.index })))],
+        `select p.key::text as k, p.content::text as h from parlay_event_identities p where p.key = any(?::uuid[])`,
+        [`{${[...missed].join(',')}}`],
       );
-      for (const r of rows) kept.set(`${r.signature}:${r.event_index}`, r.content_hash);
+      for (const r of rows) kept.set(hex32(r.k), hex32(r.h));
     }
-    for (const c of claims) if (kept.get(identityOf(c)) !== c.hash) conflicts.add(c);
+    for (const c of claims) if (kept.get(keyOf.get(c)!) !== c.hash.slice(0, 32)) conflicts.add(c);
     return conflicts;
   }
 }
