@@ -12,6 +12,9 @@ test('a checked command is taken as it is; its copies and its text are parsed ag
   t.true(vaultCommands.parse(cmd) === cmd, 'the very object the check made');
   const copy = { ...cmd };
   t.false(vaultCommands.parse(copy) === copy, 'a copy is parsed: a new object');
+  const assigned = Object.assign({}, cmd);
+  t.false(vaultCommands.parse(assigned) === assigned, 'so is one made by Object.assign');
+  t.deepEqual(Object.keys(cmd!).sort(), Object.keys(synced).sort(), 'the mark is not one of its keys');
   t.deepEqual(vaultCommands.parse(JSON.parse(JSON.stringify(cmd))), synced);
 });
 
