@@ -115,5 +115,5 @@ export class InboxSeen extends Error {
   }
 }
 
-/** What a commit fails with when a key of its inbox was stored before (raised by `runtime_commit`: the same text in Migration20261129100000). */
+/** What a commit fails with when a key of its inbox was stored before (raised by `runtime_commit_group`: the same text in Migration20261130110000). */
 export const INBOX_SEEN = 'inbox: a command of this batch was applied before';

@@ -198,12 +198,13 @@ export class SqlRuntimeStore implements RuntimeStore {
    */
   async commit(a: CommitArgs): Promise<boolean> {
     const platform = this.orm.em.getPlatform();
-    const statements: string[] = [];
+    // The effects' statements, in order (dead letters last), formatted.
+    const effects: string[] = [];
     const push = (sql: string, params: unknown[] = []) => {
-      statements.push(formatQuery(platform as any, sql, params));
+      effects.push(formatQuery(platform as any, sql, params));
     };
-    // The effects' statements, kept unformatted while each is a rows statement (see Rows): those of
-    // commits that go together in one group transaction are then merged into one statement each.
+    // Mergeable rows statements are kept unformatted while the effects are only such (see Rows):
+    // those of commits that go together in one group transaction are then merged into one each.
     let rows: Rows[] | null = [];
     const moves: FenceMove = {
       g: a.groupId,
@@ -214,8 +215,7 @@ export class SqlRuntimeStore implements RuntimeStore {
       owner: a.owner,
       expected: a.expectedNext.toString(),
     };
-    // The effects first (a projection may add to the forwards: StoreTx.send), then the bookkeeping
-    // statement goes before them.
+    // The effects first (a projection may add to the forwards: StoreTx.send); the bookkeeping goes before them.
     await a.effects({
       execute: async (sql, params) => {
         const json = params?.length === 1 && typeof params[0] === 'string' && params[0].startsWith('[') ? params[0] : null;
@@ -228,11 +228,10 @@ export class SqlRuntimeStore implements RuntimeStore {
         return [];
       },
     });
-    const fence = formatQuery(platform as any, ...bookkeeping(a, moves));
-    statements.unshift(fence);
+    const book = bookOf(a, moves);
     const onlyRows =
       rows !== null &&
-      statements.length === 1 &&
+      effects.length === 0 &&
       !a.snapshots.length &&
       !a.inbox.length &&
       !a.deadLetters.length &&
@@ -242,15 +241,33 @@ export class SqlRuntimeStore implements RuntimeStore {
     if (rows && !onlyRows) for (const r of (rows as Rows[]).splice(0)) push(r.sql, [r.json]);
     for (const d of a.deadLetters)
       push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
-    const merge = onlyRows ? { fence, move: moves, rows: rows as unknown as Rows[] } : undefined;
-    // A mergeable commit's own SQL is only formatted if it ends up committing alone.
-    let sql = merge ? null : statements.join(';\n');
-    const text = () => (sql ??= [fence, ...merge!.rows.map((r) => formatQuery(platform as any, r.sql, [r.json]))].join(';\n'));
-    const chars = merge ? merge.rows.reduce((n, r) => n + r.sql.length + r.json.length, fence.length) : sql!.length;
+    const merge = onlyRows ? { move: moves, rows: rows as unknown as Rows[] } : undefined;
+    const effectsOf = merge ? () => merge.rows.map((r) => formatQuery(platform as any, r.sql, [r.json])) : () => effects;
+    // Formatted only if it commits alone (a group formats its members' parts together).
+    let sql: string | null = null;
+    const text = () => (sql ??= [bookkeepingOf(platform, [book]), ...effectsOf()].join(';\n'));
+    const chars =
+      book.chars + (merge ? merge.rows.reduce((n, r) => n + r.sql.length + r.json.length, 0) : effects.reduce((n, e) => n + e.length, 0));
     return new Promise<boolean>((resolve, reject) => {
-      this.waiting.push({ text, chars, merge, resolve, reject });
+      this.waiting.push({ text, chars, book, effects: effectsOf, merge, resolve, reject });
       this.pump();
     });
+  }
+
+  /**
+   * A group as one transaction: one bookkeeping call for every member (`runtime_commit_group`: the
+   * fences, then all members' journal, snapshot, inbox and forward rows), then each member's
+   * effects in turn. Members hold different partitions, hence different actors and keys.
+   */
+  private combined(group: PendingCommit[]): string {
+    const platform = this.orm.em.getPlatform() as any;
+    return [
+      bookkeepingOf(
+        platform,
+        group.map((g) => g.book),
+      ),
+      ...group.flatMap((g) => g.effects()),
+    ].join(';\n');
   }
 
   /**
@@ -308,7 +325,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     if (group.length > 1) {
       try {
         // One simple query: PostgreSQL runs it as one transaction, all of it or none.
-        await this.script(this.merged(group) ?? group.map((g) => g.text()).join(';\n'));
+        await this.script(this.merged(group) ?? this.combined(group));
         for (const g of group) g.resolve(true);
         return;
       } catch {
@@ -332,8 +349,12 @@ interface PendingCommit {
   text(): string;
   /** About its SQL's length (the group bound). */
   chars: number;
+  /** Its bookkeeping rows, for a group's one call. */
+  book: Book;
+  /** Its effects' statements, formatted. */
+  effects(): string[];
   /** A commit made of its fence and rows statements only: mergeable with others of the same shape. */
-  merge?: { fence: string; move: FenceMove; rows: Rows[] };
+  merge?: { move: FenceMove; rows: Rows[] };
   resolve(ok: boolean): void;
   reject(e: unknown): void;
 }
@@ -368,7 +389,7 @@ const GROUP_MAX_CHARS = 4_000_000;
  * the partition on. (A marker, not a division by zero: a projection's own division by zero is a
  * poison record, not a fence.)
  */
-/** What `runtime_commit` raises when a partition moved on (the same text in Migration20261129100000). */
+/** What `runtime_commit_group` raises when a partition moved on (the same text in Migration20261130110000). */
 const FENCED = 'fenced: the partition moved on';
 
 /** One partition's offset move: from `expected` to `next`, by `owner`. */
@@ -383,37 +404,65 @@ interface FenceMove {
 }
 
 /**
- * The fence of one commit, or of a group's commits together: moves each partition's offset on
- * (JSON array of FenceMove), and fails on FENCED unless every move found its partition at the
- * offset it expected. The function is migration Migration20261129100000's.
+ * The fence of a group of rows-only commits (see `merged`): moves each partition's offset on (JSON
+ * array of FenceMove), and fails on FENCED unless every move found its partition at the offset it
+ * expected. The function is migration Migration20261130110000's.
  */
-const FENCE = 'select runtime_commit(?::jsonb, ?, null, null, null, null, null, null, null, null, null)';
+const FENCE = 'select runtime_commit_group(?::jsonb, ?, null, null, null, null, null, 0)';
 
 /**
- * A commit's first statement: its fence and the runtime's own rows (journal, snapshots, inbox,
- * forwards) as one call of `runtime_commit` (migration Migration20261129100000), whose statements
- * are planned once per connection: inlined into the commit's text they were planned again for
- * every commit, which cost more than running them. The journal lines of snapshotted actors are
- * deleted before this batch's own are added. It fails on FENCED if the partition moved on (checked
- * first), else on INBOX_SEEN if a command of the batch was applied before.
+ * A commit's bookkeeping: its offset move and the runtime's own rows (journal, snapshots, inbox,
+ * forwards), each list as the body of a JSON array whose rows carry their topic and partition, so
+ * that a group's lists are their members' joined.
  */
-function bookkeeping(a: CommitArgs, move: FenceMove): [string, unknown[]] {
-  const json = <T>(list: T[] | undefined, f: (x: T, i: number) => unknown) => (list?.length ? toJson(list.map(f)) : null);
-  return [
-    'select runtime_commit(?::jsonb, 1, ?::jsonb, ?::jsonb, ?, ?, ?::jsonb, ?, ?::jsonb, ?::jsonb, ?)',
-    [
-      toJson([move]),
-      a.journal ? json(a.snapshots, (x) => ({ kind: x.kind, key: x.key })) : null,
-      json(a.journal, (j, o) => ({ ...j, o })),
-      a.topic,
-      a.partition,
-      json(a.snapshots, (x) => x),
-      a.next.toString(),
-      json(a.inbox, (r) => ({ key: r.key, reply: r.reply, o: r.offset.toString() })),
-      json(a.forwards, (f: ForwardRow) => ({ topic: f.topic, key: f.key, value: f.value, headers: f.headers, msg_key: f.msgKey })),
-      FORWARD_GRACE_SECONDS,
-    ],
-  ];
+interface Book {
+  move: string;
+  unjournal: string;
+  journal: string;
+  snapshots: string;
+  inbox: string;
+  forwards: string;
+  chars: number;
+}
+
+function bookOf(a: CommitArgs, move: FenceMove): Book {
+  const body = <T>(list: T[] | undefined, f: (x: T, i: number) => unknown) => (list?.length ? toJson(list.map(f)).slice(1, -1) : '');
+  const t = a.topic;
+  const p = a.partition;
+  const b = {
+    move: toJson(move),
+    unjournal: a.journal ? body(a.snapshots, (x) => ({ kind: x.kind, key: x.key })) : '',
+    journal: body(a.journal, (j, o) => ({ ...j, t, p, o })),
+    snapshots: body(a.snapshots, (x) => ({ kind: x.kind, key: x.key, state: x.state, t, p, next: a.next.toString() })),
+    inbox: body(a.inbox, (r) => ({ key: r.key, reply: r.reply, t, p, o: r.offset.toString() })),
+    forwards: body(a.forwards, (f: ForwardRow) => ({ topic: f.topic, key: f.key, value: f.value, headers: f.headers, msg_key: f.msgKey })),
+    chars: 0,
+  };
+  b.chars = b.move.length + b.unjournal.length + b.journal.length + b.snapshots.length + b.inbox.length + b.forwards.length + 120;
+  return b;
+}
+
+/**
+ * The first statement of a commit or of a group: one call of `runtime_commit_group` (migration
+ * Migration20261130110000), whose statements are planned once per connection. It fails on FENCED
+ * if a member's partition moved on (checked first), else on INBOX_SEEN if a command was applied
+ * before; the journal lines of snapshotted actors are deleted before the new ones are added.
+ */
+function bookkeepingOf(platform: any, books: Book[]): string {
+  const list = (k: Exclude<keyof Book, 'chars' | 'move'>) => {
+    const parts = books.map((b) => b[k]).filter((x) => x.length);
+    return parts.length ? `[${parts.join(',')}]` : null;
+  };
+  return formatQuery(platform, 'select runtime_commit_group(?::jsonb, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?)', [
+    `[${books.map((b) => b.move).join(',')}]`,
+    books.length,
+    list('unjournal'),
+    list('journal'),
+    list('snapshots'),
+    list('inbox'),
+    list('forwards'),
+    FORWARD_GRACE_SECONDS,
+  ]);
 }
 
 function isFenced(e: any): boolean {

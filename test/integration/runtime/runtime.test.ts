@@ -354,6 +354,87 @@ test('PGlite: commits issued on one turn of the event loop go as one transaction
   t.true(await commit(1, 11n, 'g'));
 });
 
+for (const on of ['PostgreSQL', 'PGlite'] as const) {
+  test(`group commit on ${on}: one bookkeeping call keeps each member's journal, snapshots and inbox apart; a repeated command is refused alone`, async (t) => {
+    const orm = await storeDb(t, on);
+    const store = new SqlRuntimeStore(orm, 1);
+    for (const p of [0, 1, 2, 3]) await store.resetOffset('g', 'topic', p, 10n, 'a');
+    const commit = (partition: number, cmd: string, o: { snapshot?: boolean; expectedNext?: bigint } = {}) => {
+      const at = o.expectedNext ?? 10n;
+      return store.commit({
+        groupId: 'g',
+        topic: 'topic',
+        partition,
+        owner: 'a',
+        expectedNext: at,
+        next: at + 2n,
+        replayFrom: at + 2n,
+        snapshots: o.snapshot ? [{ kind: 'k', key: `key${partition}`, state: { partition } }] : [],
+        inbox: [{ key: cmd, reply: { ok: cmd }, offset: at }],
+        deadLetters: [],
+        journal: o.snapshot
+          ? []
+          : [
+              { kind: 'k', key: `key${partition}`, envelope: `${cmd}#1` },
+              { kind: 'k', key: `key${partition}`, envelope: `${cmd}#2` },
+            ],
+        effects: async () => {},
+      });
+    };
+    const rows = async (sql: string) => (await (orm.em.fork() as any).execute(sql)) as any[];
+    // On PostgreSQL A holds the turn and B, C and D wait and go together; on PGlite all four go
+    // together (issued on one turn of the event loop): one call of the group's bookkeeping.
+    const first = commit(0, 'a');
+    const grouped = [commit(1, 'b'), commit(2, 'c'), commit(3, 'd', { snapshot: true })];
+    t.deepEqual(await Promise.all([first, ...grouped]), [true, true, true, true]);
+    if (on === 'PostgreSQL') t.is(await xminOf(orm, 1), await xminOf(orm, 3), 'B, C and D: one transaction');
+    t.deepEqual(
+      (await rows('select key, topic, partition, envelope from actor_journal order by key, id')).map((r) => [
+        r.key,
+        r.partition,
+        r.envelope,
+      ]),
+      [
+        ['key0', 0, 'a#1'],
+        ['key0', 0, 'a#2'],
+        ['key1', 1, 'b#1'],
+        ['key1', 1, 'b#2'],
+        ['key2', 2, 'c#1'],
+        ['key2', 2, 'c#2'],
+      ],
+      "each member's lines, in order, under its own partition",
+    );
+    t.deepEqual(
+      (await rows('select key, source_partition as p, source_offset::text as o from command_inbox order by key')).map((r) => [
+        r.key,
+        r.p,
+        r.o,
+      ]),
+      [
+        ['a', 0, '10'],
+        ['b', 1, '10'],
+        ['c', 2, '10'],
+        ['d', 3, '10'],
+      ],
+    );
+    const [snap] = await rows("select partition, next_offset::text as n from actor_snapshots where key = 'key3'");
+    t.deepEqual([snap.partition, snap.n], [3, '12']);
+    // A snapshot of key1 in a group deletes key1's lines only; a repeated command (c again) rolls its
+    // group back and is refused alone: the other members commit.
+    const again = [commit(1, 'e', { snapshot: true, expectedNext: 12n }), commit(2, 'c', { expectedNext: 12n })];
+    const hold = commit(0, 'f', { expectedNext: 12n });
+    const [f, e, c] = await Promise.allSettled([hold, ...again]);
+    t.deepEqual([f.status, e.status], ['fulfilled', 'fulfilled']);
+    t.true(c.status === 'rejected' && c.reason instanceof InboxSeen, 'the repeat is InboxSeen');
+    t.deepEqual(
+      (await rows('select distinct key from actor_journal order by key')).map((r) => r.key),
+      ['key0', 'key2'],
+    );
+    t.is(await store.loadOffset('g', 'topic', 2), 12n, "the refused member's partition did not move");
+    t.is(await store.loadOffset('g', 'topic', 1), 14n);
+  });
+}
+
 test('group commit of rows-only commits: one fence and one insert for all; a stale member rolls the group back and is refused alone', async (t) => {
   const orm = await storeDb(t);
   const store = new SqlRuntimeStore(orm, 1);
