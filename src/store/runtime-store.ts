@@ -197,16 +197,15 @@ export class SqlRuntimeStore implements RuntimeStore {
    * unless this worker's expected offset is still the stored one.
    */
   async commit(a: CommitArgs): Promise<boolean> {
-    const platform = this.orm.em.getPlatform();
-    // The effects' statements, in order (dead letters last), formatted.
-    const effects: string[] = [];
+    const platform = this.orm.em.getPlatform() as any;
+    // The effects' statements, in order (dead letters last): those over a JSON array of rows
+    // (see Rows) kept unformatted, so that a group can merge them with other members'.
+    const effects: Effect[] = [];
     const push = (sql: string, params: unknown[] = []) => {
-      effects.push(formatQuery(platform as any, sql, params));
+      const json = params.length === 1 && typeof params[0] === 'string' && params[0].startsWith('[') ? params[0] : null;
+      effects.push(json !== null && mergeable(sql) ? { sql, json } : { text: formatQuery(platform, sql, params) });
     };
-    // Mergeable rows statements are kept unformatted while the effects are only such (see Rows):
-    // those of commits that go together in one group transaction are then merged into one each.
-    let rows: Rows[] | null = [];
-    const moves: FenceMove = {
+    const move: FenceMove = {
       g: a.groupId,
       t: a.topic,
       p: a.partition,
@@ -218,76 +217,57 @@ export class SqlRuntimeStore implements RuntimeStore {
     // The effects first (a projection may add to the forwards: StoreTx.send); the bookkeeping goes before them.
     await a.effects({
       execute: async (sql, params) => {
-        const json = params?.length === 1 && typeof params[0] === 'string' && params[0].startsWith('[') ? params[0] : null;
-        if (rows && json !== null && mergeable(sql)) rows.push({ sql, json });
-        else {
-          if (rows) for (const r of rows.splice(0)) push(r.sql, [r.json]);
-          rows = null;
-          push(sql, params ?? []);
-        }
+        push(sql, (params as unknown[] | undefined) ?? []);
         return [];
       },
     });
-    const book = bookOf(a, moves);
-    const onlyRows =
-      rows !== null &&
-      effects.length === 0 &&
-      !a.snapshots.length &&
-      !a.inbox.length &&
-      !a.deadLetters.length &&
-      !a.journal?.length &&
-      !a.forwards?.length;
-    // (such a commit's bookkeeping is its fence alone, which a merged group replaces with one FENCE for all)
-    if (rows && !onlyRows) for (const r of (rows as Rows[]).splice(0)) push(r.sql, [r.json]);
     for (const d of a.deadLetters)
       push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
-    const merge = onlyRows ? { move: moves, rows: rows as unknown as Rows[] } : undefined;
-    const effectsOf = merge ? () => merge.rows.map((r) => formatQuery(platform as any, r.sql, [r.json])) : () => effects;
+    const book = bookOf(a, move);
+    // Its shape: the statements of its effects when every one is a rows statement (members of one
+    // shape have their effects merged, statement by statement), else null.
+    const shape = effects.every((e) => 'sql' in e) ? effects.map((e) => (e as Rows).sql).join('\u0000') : null;
     // Formatted only if it commits alone (a group formats its members' parts together).
     let sql: string | null = null;
-    const text = () => (sql ??= [bookkeepingOf(platform, [book]), ...effectsOf()].join(';\n'));
-    const chars =
-      book.chars + (merge ? merge.rows.reduce((n, r) => n + r.sql.length + r.json.length, 0) : effects.reduce((n, e) => n + e.length, 0));
+    const text = () => (sql ??= [bookkeepingOf(platform, [book]), ...effects.map((e) => formatted(platform, e))].join(';\n'));
+    const chars = effects.reduce((n, e) => n + ('text' in e ? e.text.length : e.sql.length + e.json.length), book.chars);
     return new Promise<boolean>((resolve, reject) => {
-      this.waiting.push({ text, chars, book, effects: effectsOf, merge, resolve, reject });
+      this.waiting.push({ text, chars, book, effects, shape, resolve, reject });
       this.pump();
     });
   }
 
   /**
    * A group as one transaction: one bookkeeping call for every member (`runtime_commit_group`: the
-   * fences, then all members' journal, snapshot, inbox and forward rows), then each member's
-   * effects in turn. Members hold different partitions, hence different actors and keys.
+   * fences, then all members' journal, snapshot, inbox and forward rows), then the members'
+   * effects. Members of the same shape (made of rows statements only, the same ones in the same
+   * order) have each statement merged into one over all their rows: members hold different
+   * partitions, hence different keys and rows (a market's orders and ledger, a parlay's legs), so
+   * the merged statements do what the members' own would have done one after the other.
    */
   private combined(group: PendingCommit[]): string {
     const platform = this.orm.em.getPlatform() as any;
-    return [
+    const statements = [
       bookkeepingOf(
         platform,
         group.map((g) => g.book),
       ),
-      ...group.flatMap((g) => g.effects()),
-    ].join(';\n');
-  }
-
-  /**
-   * The group as fences + one statement per rows statement, when every member is made of the same
-   * rows statements in the same order (the ingest's commits: parlays, then legs); else null.
-   */
-  private merged(group: PendingCommit[]): string | null {
-    const shape = group[0].merge?.rows.map((r) => r.sql);
-    if (!shape) return null;
+    ];
+    const byShape = new Map<string, PendingCommit[]>();
     for (const g of group) {
-      const rows = g.merge?.rows;
-      if (!rows || rows.length !== shape.length || rows.some((r, i) => r.sql !== shape[i])) return null;
+      if (g.shape === null) for (const e of g.effects) statements.push(formatted(platform, e));
+      else if (g.shape.length) {
+        const same = byShape.get(g.shape);
+        if (same) same.push(g);
+        else byShape.set(g.shape, [g]);
+      }
     }
-    const platform = this.orm.em.getPlatform() as any;
-    // One fence for all: it fails unless every member's partition is still where that member expects.
-    const statements = [formatQuery(platform, FENCE, [toJson(group.map((g) => g.merge!.move)), group.length])];
-    shape.forEach((sql, i) => {
-      const parts = group.map((g) => g.merge!.rows[i].json.slice(1, -1).trim()).filter((x) => x.length);
-      statements.push(formatQuery(platform, sql, [`[${parts.join(',')}]`]));
-    });
+    for (const members of byShape.values()) {
+      members[0].effects.forEach((e, i) => {
+        const parts = members.map((m) => (m.effects[i] as Rows).json.slice(1, -1).trim()).filter((x) => x.length);
+        statements.push(formatQuery(platform, (e as Rows).sql, [`[${parts.join(',')}]`]));
+      });
+    }
     return statements.join(';\n');
   }
 
@@ -325,7 +305,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     if (group.length > 1) {
       try {
         // One simple query: PostgreSQL runs it as one transaction, all of it or none.
-        await this.script(this.merged(group) ?? this.combined(group));
+        await this.script(this.combined(group));
         for (const g of group) g.resolve(true);
         return;
       } catch {
@@ -351,29 +331,44 @@ interface PendingCommit {
   chars: number;
   /** Its bookkeeping rows, for a group's one call. */
   book: Book;
-  /** Its effects' statements, formatted. */
-  effects(): string[];
-  /** A commit made of its fence and rows statements only: mergeable with others of the same shape. */
-  merge?: { move: FenceMove; rows: Rows[] };
+  /** Its effects' statements. */
+  effects: Effect[];
+  /** Its rows statements, when it is made of them only (mergeable with members of the same shape); else null. */
+  shape: string | null;
   resolve(ok: boolean): void;
   reject(e: unknown): void;
 }
 
 /**
- * A projection's insert over a JSON array of rows (`jsonb_to_recordset(?::jsonb)`, its one
- * parameter): the same insert of several partitions' commits is one statement over all their rows
- * (partitions hold different keys, and each commit's statements keep their order).
+ * A projection's statement over a JSON array of rows (its one parameter): an insert of
+ * `jsonb_to_recordset(?::jsonb)`, or one of the functions that take such an array. The same
+ * statement of several partitions' commits is one statement over all their rows (partitions hold
+ * different keys, and each commit's statements keep their order).
  */
 interface Rows {
   sql: string;
   json: string;
 }
 
+/** A statement of a commit's effects: a rows statement, or any other, formatted. */
+type Effect = Rows | { text: string };
+
+const formatted = (platform: any, e: Effect) => ('text' in e ? e.text : formatQuery(platform, e.sql, [e.json]));
+
 const ROWS_PARAM = 'jsonb_to_recordset(?::jsonb)';
 
-/** Only inserts that update nothing merge: an update (or `do update`) of one row by two partitions' rows must not become one statement. */
+/**
+ * Functions over a JSON array of rows whose rows of different partitions never meet: an order and
+ * its ledger lines belong to one market, hence to one partition (Migration20261129100000).
+ */
+const ROWS_FUNCTIONS = new Set(['select open_orders_upsert(?::jsonb)', 'select ledger_append(?::jsonb)']);
+
+/**
+ * Only inserts that update nothing merge (an update, or `do update`, of one row by two partitions'
+ * rows must not become one statement), and the functions above.
+ */
 function mergeable(sql: string): boolean {
-  return sql.includes(ROWS_PARAM) && /^\s*insert\b/i.test(sql) && !/\bdo\s+update\b/i.test(sql);
+  return ROWS_FUNCTIONS.has(sql) || (sql.includes(ROWS_PARAM) && /^\s*insert\b/i.test(sql) && !/\bdo\s+update\b/i.test(sql));
 }
 
 /** A forwarded command's outbox row is the relay's to send only after this: until then its worker sends it. */
@@ -402,13 +397,6 @@ interface FenceMove {
   owner: string;
   expected: string;
 }
-
-/**
- * The fence of a group of rows-only commits (see `merged`): moves each partition's offset on (JSON
- * array of FenceMove), and fails on FENCED unless every move found its partition at the offset it
- * expected. The function is migration Migration20261130110000's.
- */
-const FENCE = 'select runtime_commit_group(?::jsonb, ?, null, null, null, null, null, 0)';
 
 /**
  * A commit's bookkeeping: its offset move and the runtime's own rows (journal, snapshots, inbox,

@@ -486,6 +486,96 @@ test('group commit of rows-only commits: one fence and one insert for all; a sta
   );
 });
 
+for (const on of ['PostgreSQL', 'PGlite'] as const) {
+  test(`group commit on ${on}: members made of the same rows statements (open orders, ledger) share one call of each`, async (t) => {
+    const orm = await storeDb(t, on);
+    const store = new SqlRuntimeStore(orm, 1);
+    const scripts: string[] = [];
+    const run = (store as any).script as (sql: string) => Promise<unknown>;
+    (store as any).script = (sql: string) => {
+      scripts.push(sql);
+      return run(sql);
+    };
+    for (const p of [0, 1, 2, 3]) await store.resetOffset('g', 'topic', p, 10n, 'a');
+    const at = '2026-11-26T00:00:00.000Z';
+    // A book's commit: its orders upserted and its market's ledger lines appended (with its inbox row).
+    const book = (partition: number, market: string, orders: string[]) =>
+      store.commit({
+        groupId: 'g',
+        topic: 'topic',
+        partition,
+        owner: 'a',
+        expectedNext: 10n,
+        next: 11n,
+        replayFrom: 11n,
+        snapshots: [],
+        inbox: [{ key: `cmd-${market}`, reply: { ok: true }, offset: 10n }],
+        deadLetters: [],
+        effects: async (tx) => {
+          const rows = orders.map((id) => ({
+            id,
+            market,
+            asset_id: `${market}-yes`,
+            owner: 'W',
+            owner_lc: 'w',
+            side: 'BUY',
+            outcome: 'YES',
+            original_size: 100,
+            size_matched: 0,
+            price: 500_000,
+            status: 'LIVE',
+            associate_trades: [],
+            type: 'GTC',
+            fee_rate_bps: 0,
+            expiration: 0,
+            created_at: at,
+            updated_at: at,
+          }));
+          await tx.execute('select open_orders_upsert(?::jsonb)', [JSON.stringify(rows)]);
+          const lines = orders.map((id, ord) => ({
+            market,
+            topic: 'market',
+            type: 'order_placed',
+            owner_lc: 'w',
+            payload: { id },
+            at,
+            ord,
+          }));
+          await tx.execute('select ledger_append(?::jsonb)', [JSON.stringify(lines)]);
+        },
+      });
+    const first = book(0, 'm0', ['o0']);
+    const grouped = [book(1, 'm1', ['o1a', 'o1b']), book(2, 'm2', ['o2']), book(3, 'm3', ['o3a', 'o3b', 'o3c'])];
+    t.deepEqual(await Promise.all([first, ...grouped]), [true, true, true, true]);
+    const group = scripts.find((sql) => sql.includes('o1a'))!;
+    t.true(group.includes('o2') && group.includes('o3c'), 'B, C and D went together');
+    t.is(group.split('ledger_append(').length - 1, 1, 'one ledger append for the group');
+    t.is(group.split('open_orders_upsert(').length - 1, 1, 'one open-orders upsert for the group');
+    const rows = async (sql: string) => (await (orm.em.fork() as any).execute(sql)) as any[];
+    t.deepEqual(
+      (await rows("select market, seq::int as seq, payload->>'id' as id from ledger_messages order by market, seq")).map((r) => [
+        r.market,
+        r.seq,
+        r.id,
+      ]),
+      [
+        ['m0', 1, 'o0'],
+        ['m1', 1, 'o1a'],
+        ['m1', 2, 'o1b'],
+        ['m2', 1, 'o2'],
+        ['m3', 1, 'o3a'],
+        ['m3', 2, 'o3b'],
+        ['m3', 3, 'o3c'],
+      ],
+      "each market's lines numbered from 1, in its member's order",
+    );
+    t.deepEqual(
+      (await rows('select id from open_orders order by id')).map((r) => r.id),
+      ['o0', 'o1a', 'o1b', 'o2', 'o3a', 'o3b', 'o3c'],
+    );
+  });
+}
+
 test('asks nobody answers time out; in one call, the answered ones still resolve', async (t) => {
   const bus = new MemoryBus();
   await bus.ensureTopics([
