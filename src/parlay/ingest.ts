@@ -99,14 +99,8 @@ export function decodeDelivery(deps: Pick<IngestDeps, 'programId' | 'log' | 'met
 }
 
 /** A delivery's transactions, decoded and applied (see `decodeDelivery` and `applyDelivery`). */
-export function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]): Promise<IngestResult> {
-  let decoded: DecodedDelivery;
-  try {
-    decoded = decodeDelivery(deps, txs);
-  } catch (e) {
-    return Promise.reject(e);
-  }
-  return applyDelivery(deps, decoded);
+export async function ingestTransactions(deps: IngestDeps, txs: RawTransaction[]): Promise<IngestResult> {
+  return applyDelivery(deps, decodeDelivery(deps, txs));
 }
 
 export async function applyDelivery(deps: IngestDeps, delivery: DecodedDelivery): Promise<IngestResult> {

@@ -59,14 +59,8 @@ export class ParlayService {
     };
   }
 
-  ingest(txs: RawTransaction[]): Promise<IngestResult> {
-    let decoded: DecodedDelivery;
-    try {
-      decoded = decodeDelivery(this.d, txs);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this.apply(decoded);
+  async ingest(txs: RawTransaction[]): Promise<IngestResult> {
+    return this.apply(decodeDelivery(this.d, txs));
   }
 
   private async apply(decoded: DecodedDelivery): Promise<IngestResult> {
@@ -89,21 +83,19 @@ export class ParlayService {
    * delivery's commits run (a large body kept alive is copied by every young-generation collection).
    */
   deliver(body: unknown): Promise<{ processed: number; skipped: number }> {
-    let decoded: DecodedDelivery;
-    try {
-      decoded = decodeDelivery(this.d, this.validated(body));
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this.apply(decoded).then((res) => {
-      if (res.deferred > 0) {
-        throw unavailable('deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, {
-          processed: res.processed,
-          skipped: res.skipped,
-        });
-      }
-      return { processed: res.processed, skipped: res.skipped };
-    });
+    // The executor runs now (a throw becomes the rejection), and nothing keeps it once it has run.
+    const decoded = new Promise<DecodedDelivery>((resolve) => resolve(decodeDelivery(this.d, this.validated(body))));
+    return decoded
+      .then((d) => this.apply(d))
+      .then((res) => {
+        if (res.deferred > 0) {
+          throw unavailable('deferred', `${res.deferred} transaction(s) reference parlays not created yet; retry later`, {
+            processed: res.processed,
+            skipped: res.skipped,
+          });
+        }
+        return { processed: res.processed, skipped: res.skipped };
+      });
   }
 
   /** The body's transactions, bounded before any work (webhook-schema.ts): a signature that is not one, too many or too long log lines, a NUL in a line are a 400, never a row the database refuses or a partition stalled. */
