@@ -149,11 +149,17 @@ const base = {
 
 const admin = new Kafka({ clientId: 'order-ratio', brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
 await admin.connect();
-/** Records on the broker under `prefix` (sum of every partition's high watermark). */
-async function recordsUnder(prefix: string): Promise<number> {
-  let n = 0;
-  for (const t of (await admin.listTopics()).filter((x) => x.startsWith(prefix)))
-    for (const p of await admin.fetchTopicOffsets(t)) n += Number(p.high) - Number(p.low);
+/**
+ * Records on the broker per topic of the deployment under `prefix` (the sum of every partition's
+ * high watermark): its topics, and its nodes' reply topics (`replies.<prefix><node>`).
+ */
+async function recordsUnder(prefix: string): Promise<Map<string, number>> {
+  const n = new Map<string, number>();
+  const ours = (t: string) => t.startsWith(prefix) || t.startsWith(`replies.${prefix}`);
+  for (const t of (await admin.listTopics()).filter(ours)) {
+    const name = t.startsWith(prefix) ? t.slice(prefix.length) : 'replies.*';
+    for (const p of await admin.fetchTopicOffsets(t)) n.set(name, (n.get(name) ?? 0) + Number(p.high) - Number(p.low));
+  }
   return n;
 }
 
@@ -165,6 +171,8 @@ interface Row {
   cpu: Record<string, number>;
   machineUs: number;
   records: number | null;
+  /** Kafka records per request by topic */
+  recordsByTopic?: Record<string, number>;
   single: number;
   halfP99: number | null;
   codes: Map<string, number>;
@@ -195,7 +203,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
         ),
       ),
     );
-    const before = kafka ? await recordsUnder(env.TOPIC_PREFIX) : 0;
+    const before = kafka ? await recordsUnder(env.TOPIC_PREFIX) : new Map<string, number>();
     const meter = cpuMeter({
       nodes: () => nodes.map((x) => x.child.pid!),
       postgres: () => pidsOf(['-x', 'postgres']),
@@ -218,7 +226,11 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     const codes = new Map<string, number>();
     for (const r of runs) for (const [k, v] of r.codes) codes.set(k, (codes.get(k) ?? 0) + v);
     await sleep(1000); // the ledger's and the releases' records of the last requests
-    const records = kafka ? (await recordsUnder(env.TOPIC_PREFIX)) - before : null;
+    const after = kafka ? await recordsUnder(env.TOPIC_PREFIX) : null;
+    // Per topic, per request (the nodes' reply topics together).
+    const byTopic = new Map<string, number>();
+    for (const [t, v] of after ?? []) byTopic.set(t, (v - (before.get(t) ?? 0)) / total);
+    const records = after ? [...byTopic.values()].reduce((a, b) => a + b, 0) * total : null;
     // One client alone: p50.
     const one = script(wallets[0], 200);
     const single = await drive(nodes[0].url, () => auth[0], [one]);
@@ -255,6 +267,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       cpu: Object.fromEntries(Object.entries(cpu.used).map(([k, v]) => [k, us(v)])),
       machineUs: us(machine),
       records: records === null ? null : records / total,
+      recordsByTopic: Object.fromEntries([...byTopic].filter(([, v]) => v >= 0.005).map(([k, v]) => [k, Number(v.toFixed(2))])),
       single: pct(single.lat, 0.5),
       halfP99,
       codes,
@@ -356,6 +369,7 @@ for (const r of [embedded, cluster])
     (r.machineUs / 1000).toFixed(2),
     JSON.stringify(Object.fromEntries(r.codes)),
   );
+if (cluster.recordsByTopic) console.log('Kafka records per request by topic (cluster): %s', JSON.stringify(cluster.recordsByTopic));
 console.log(
   'plot: %s',
   await latencyPlot('order-ratio', `orders vs the floor: ${concurrency} clients, mixed load`, [
