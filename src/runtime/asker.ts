@@ -14,7 +14,7 @@ import {
 } from './envelope.ts';
 import { partitionFor } from './partitioner.ts';
 import { toJson, type Json } from './json.ts';
-import { CORRELATION, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
+import { CORRELATION, REPLY_BATCH, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
 import type { Bus, ConsumerHandle, OutRecord } from './types.ts';
 
 export class AskTimeout extends Error {
@@ -101,18 +101,21 @@ export class Asker {
       fromBeginning: false,
       onBatch: async (batch) => {
         for (const r of batch.records) {
-          let msg: ReplyMessage;
+          // One answer, or the answers of one batch of an owner (see REPLY_BATCH).
+          let msgs: ReplyMessage | ReplyMessage[];
           try {
-            msg = JSON.parse(r.value);
+            msgs = JSON.parse(r.value);
           } catch {
             continue;
           }
-          const p = this.pending.get(msg.corr);
-          if (!p) continue;
-          this.pending.delete(msg.corr);
-          if (p.timer) clearTimeout(p.timer);
-          if (msg.error) p.reject(msg.split ? new AskSplit(msg.error) : new AskFailed(msg.error));
-          else p.resolve(msg.reply);
+          for (const msg of Array.isArray(msgs) ? msgs : [msgs]) {
+            const p = msg && this.pending.get(msg.corr);
+            if (!p) continue;
+            this.pending.delete(msg.corr);
+            if (p.timer) clearTimeout(p.timer);
+            if (msg.error) p.reject(msg.split ? new AskSplit(msg.error) : new AskFailed(msg.error));
+            else p.resolve(msg.reply);
+          }
         }
         return { done: true };
       },
@@ -297,7 +300,7 @@ export class Asker {
     const answers = specs.map((s) => {
       const corr = randomUUID();
       const list = byTopic.get(s.topic) ?? [];
-      const headers = { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic };
+      const headers = { [CORRELATION]: corr, [REPLY_TO]: this.replyTopic, [REPLY_BATCH]: '1' };
       const v = s.value;
       if (typeof v === 'function') {
         // Built when read (the in-process bus reads it only to dead-letter or journal the record).

@@ -97,6 +97,14 @@ export const POISON_CONFIRMATIONS = 2;
 
 export const REPLY_TO = 'reply-to';
 export const CORRELATION = 'corr';
+/**
+ * Set by an asker that reads a reply record holding many answers (a JSON array of ReplyMessage):
+ * the answers of one batch to one asker then travel as one record, not one record each. An asker
+ * without it (a node of an earlier version) is answered one record per ask.
+ */
+export const REPLY_BATCH = 'reply-batch';
+/** A reply record of many answers stays under this many characters (then a next record). */
+const REPLY_RECORD_CHARS = 256 * 1024;
 
 export interface ReplyMessage {
   corr: string;
@@ -818,6 +826,7 @@ export class PartitionWorker {
       else byRecord.set(it.record, [it]);
     }
     const byTopic = new Map<string, OutRecord[]>();
+    const batched = new Map<string, { corr: string; text: string }[]>();
     const forwarded: string[] = [];
     const add = (topic: string, rec: OutRecord) => {
       const list = byTopic.get(topic);
@@ -853,7 +862,36 @@ export class PartitionWorker {
             ? { corr, reply: null, error: first.error, ...(first.split ? { split: true } : {}) }
             : { corr, reply: first.reply }
           : { corr, reply: its.map((x): BulkAnswer => (x.error ? { error: x.error } : { reply: x.reply })) };
-      add(to, { key: corr, value: toJson(msg) });
+      const text = toJson(msg);
+      if (record.headers?.[REPLY_BATCH]) {
+        const list = batched.get(to);
+        if (list) list.push({ corr, text });
+        else batched.set(to, [{ corr, text }]);
+      } else add(to, { key: corr, value: text });
+    }
+    // The answers to one asker: one record (a JSON array of them), cut at REPLY_RECORD_CHARS.
+    for (const [to, list] of batched) {
+      if (list.length === 1) {
+        add(to, { key: list[0].corr, value: list[0].text });
+        continue;
+      }
+      let part: string[] = [];
+      let chars = 0;
+      const flush = (key: string) => {
+        add(to, { key, value: `[${part.join(',')}]` });
+        part = [];
+        chars = 0;
+      };
+      let key = list[0].corr;
+      for (const m of list) {
+        if (part.length && chars + m.text.length > REPLY_RECORD_CHARS) {
+          flush(key);
+          key = m.corr;
+        }
+        part.push(m.text);
+        chars += m.text.length + 1;
+      }
+      flush(key);
     }
     let lost = false;
     await Promise.all(
@@ -901,5 +939,6 @@ function markDuplicates(items: Item[]) {
 function replyHeaders(record: InRecord): Record<string, string> {
   const to = record.headers?.[REPLY_TO];
   const corr = record.headers?.[CORRELATION];
-  return to && corr ? { [REPLY_TO]: to, [CORRELATION]: corr } : {};
+  const batch = record.headers?.[REPLY_BATCH];
+  return to && corr ? { [REPLY_TO]: to, [CORRELATION]: corr, ...(batch ? { [REPLY_BATCH]: batch } : {}) } : {};
 }
