@@ -13,6 +13,7 @@ import {
   type BulkAnswer,
 } from './envelope.ts';
 import { partitionFor } from './partitioner.ts';
+import { cutBySize } from './cut.ts';
 import { toJson, type Json } from './json.ts';
 import { CORRELATION, REPLY_BATCH, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
 import type { Bus, ConsumerHandle, OutRecord } from './types.ts';
@@ -197,22 +198,9 @@ export class Asker {
     // the envelope as an object (OutRecord.decoded): no text is built unless something reads it.
     const inProcess = !this.bus.durable;
     const parts = inProcess ? null : commands.map((c) => bulkPartJson(c.key, c.cmd));
-    const records: number[][] = [];
-    for (const idx of groups.values()) {
-      let cur: number[] = [];
-      let chars = 0;
-      for (const i of idx) {
-        const size = parts ? parts[i].length + 1 : 0;
-        if (cur.length && (cur.length >= BULK_MAX_COMMANDS || chars + size > BULK_MAX_CHARS)) {
-          records.push(cur);
-          cur = [];
-          chars = 0;
-        }
-        cur.push(i);
-        chars += size;
-      }
-      if (cur.length) records.push(cur);
-    }
+    const records = [...groups.values()].flatMap((idx) =>
+      cutBySize(idx, (i) => (parts ? parts[i].length + 1 : 0), BULK_MAX_CHARS, BULK_MAX_COMMANDS),
+    );
     const now = Date.now();
     const answers = await this.sendMany<BulkAnswer[]>(
       records.map((idx) => {

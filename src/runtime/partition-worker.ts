@@ -15,6 +15,7 @@ import { commandsOf, envelopeJson, type BulkAnswer } from './envelope.ts';
 import { Backoff } from './backoff.ts';
 import { toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
+import { cutBySize } from './cut.ts';
 import {
   InboxSeen,
   type DeadLetterRow,
@@ -869,30 +870,10 @@ export class PartitionWorker {
         else batched.set(to, [{ corr, text }]);
       } else add(to, { key: corr, value: text });
     }
-    // The answers to one asker: one record (a JSON array of them), cut at REPLY_RECORD_CHARS.
-    for (const [to, list] of batched) {
-      if (list.length === 1) {
-        add(to, { key: list[0].corr, value: list[0].text });
-        continue;
-      }
-      let part: string[] = [];
-      let chars = 0;
-      const flush = (key: string) => {
-        add(to, { key, value: `[${part.join(',')}]` });
-        part = [];
-        chars = 0;
-      };
-      let key = list[0].corr;
-      for (const m of list) {
-        if (part.length && chars + m.text.length > REPLY_RECORD_CHARS) {
-          flush(key);
-          key = m.corr;
-        }
-        part.push(m.text);
-        chars += m.text.length + 1;
-      }
-      flush(key);
-    }
+    // The answers to one asker: one record (a JSON array of them; one alone as itself), cut at REPLY_RECORD_CHARS.
+    for (const [to, list] of batched)
+      for (const run of cutBySize(list, (m) => m.text.length + 1, REPLY_RECORD_CHARS))
+        add(to, { key: run[0].corr, value: run.length === 1 ? run[0].text : `[${run.map((m) => m.text).join(',')}]` });
     let lost = false;
     await Promise.all(
       [...byTopic].map(([topic, recs]) =>
