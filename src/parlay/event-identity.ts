@@ -4,7 +4,7 @@
 // nothing new and goes on to the actors, which answer it as a duplicate. Both are kept as 128 bits
 // (uuid columns compared as bytes): the identity's key is the start of SHA-256(`signature:index`),
 // the content the start of the SHA-256 of the event's bytes.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Db } from '../db.ts';
 
 export interface EventClaim {
@@ -17,8 +17,7 @@ export interface EventClaim {
 export const identityOf = (c: { signature: string; index: number }) => `${c.signature}:${c.index}`;
 
 /** The identity's key as 32 hex digits (a uuid without its dashes). */
-export const identityKey = (c: { signature: string; index: number }) =>
-  createHash('sha256').update(identityOf(c)).digest('hex').slice(0, 32);
+export const identityKey = (c: { signature: string; index: number }) => hash('sha256', identityOf(c), 'hex').slice(0, 32);
 
 /** 32 hex digits of a uuid, whatever its spelling (PostgreSQL answers with dashes). */
 const hex32 = (u: string) => u.replaceAll('-', '').toLowerCase();
@@ -44,19 +43,21 @@ export class EventIdentities {
     }
     if (!first.size) return conflicts;
     const kept = new Map<string, string>();
-    // Only what the insert did not claim comes back (a new identity, the usual case, costs no row).
-    const notClaimed = await this.db().execute(
-      `with t as (select * from jsonb_to_recordset(?::jsonb) as t(k uuid, h uuid)),
-         ins as (insert into parlay_event_identities (key, content) select t.k, t.h from t on conflict (key) do nothing returning key)
-       select t.k::text as k from t where not exists (select 1 from ins where ins.key = t.k)`,
-      [JSON.stringify([...first].map(([k, c]) => ({ k, h: c.hash.slice(0, 32) })))],
+    const keys = [...first.keys()];
+    // One statement claims every new identity and answers how many it claimed; the usual case (all
+    // of them) needs nothing more. Otherwise the content kept for each identity is read back: a
+    // concurrent claim that won is seen (the insert waited for it), and an identity claimed before
+    // answers with its first content.
+    const [{ n }] = await this.db().execute(
+      `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[])
+         on conflict (key) do nothing returning 1) select count(*)::int as n from ins`,
+      [`{${keys.join(',')}}`, `{${[...first.values()].map((c) => c.hash.slice(0, 32)).join(',')}}`],
     );
-    const missed = new Set(notClaimed.map((r: { k: string }) => hex32(r.k)));
-    for (const [k, c] of first) if (!missed.has(k)) kept.set(k, c.hash.slice(0, 32));
-    if (missed.size) {
+    if (n === keys.length) for (const [k, c] of first) kept.set(k, c.hash.slice(0, 32));
+    else {
       const rows = await this.db().execute(
         `select p.key::text as k, p.content::text as h from parlay_event_identities p where p.key = any(?::uuid[])`,
-        [`{${[...missed].join(',')}}`],
+        [`{${keys.join(',')}}`],
       );
       for (const r of rows) kept.set(hex32(r.k), hex32(r.h));
     }
