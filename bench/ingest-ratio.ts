@@ -12,6 +12,7 @@
 //   reports each path's median round: this machine's speed drifts by ±15% between runs.
 import { availableParallelism, loadavg } from 'node:os';
 import pg from 'pg';
+import { execFileSync } from 'node:child_process';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { freePort, startProcessNode, type ProcessNode } from '../test/helpers/process-node.ts';
 import { deliverAll, makeDeliveries } from './webhook-load.ts';
@@ -39,17 +40,25 @@ interface Row {
 
 const q = (l: number[], p: number) => l.sort((a, b) => a - b)[Math.min(l.length - 1, Math.floor(p * l.length))].toFixed(0);
 
-async function count(url: string): Promise<number> {
+async function sql(url: string, text: string): Promise<any[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  const [{ n }] = (await c.query('select count(*)::int as n from parlays')).rows;
-  await c.end();
-  return n;
+  try {
+    return (await c.query(text)).rows;
+  } finally {
+    await c.end();
+  }
 }
+
+const count = async (url: string): Promise<number> => (await sql(url, 'select count(*)::int as n from parlays'))[0].n;
 
 /** Posts the warm-up deliveries (not counted), then the rest under the meter. */
 async function drive(path: string, urls: string[], groups: Record<string, () => number[]>, dbUrl: string): Promise<Row> {
   await deliverAll(urls, deliveries.slice(0, WARM), 1);
+  // Every row starts from a checkpoint with the disk written back: a checkpoint or the kernel's
+  // writeback of the rows before falling inside a row would charge that row alone with it.
+  await sql(dbUrl, 'checkpoint');
+  execFileSync('sync');
   const meter = cpuMeter({ ...groups, pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });
   const t0 = performance.now();
   const lat = await deliverAll(urls, deliveries.slice(WARM), concurrency);
