@@ -28,8 +28,8 @@ export class EventIdentities {
   /**
    * Claims each identity for its content; returns the claims that conflict with the content kept
    * for their identity (by another delivery, or earlier in this list). Race-free: the claim is an
-   * insert on the primary key, and what it did not insert is read back by a later statement, which
-   * sees the concurrent claim that won.
+   * insert on the primary key; when it did not insert them all, the kept contents are read back by
+   * a later statement, which sees the concurrent claim that won.
    */
   async claim(claims: EventClaim[]): Promise<Set<EventClaim>> {
     const conflicts = new Set<EventClaim>();
@@ -44,6 +44,7 @@ export class EventIdentities {
     if (!first.size) return conflicts;
     const kept = new Map<string, string>();
     const keys = [...first.keys()];
+    const keyArray = `{${keys.join(',')}}`;
     // One statement claims every new identity and answers how many it claimed; the usual case (all
     // of them) needs nothing more. Otherwise the content kept for each identity is read back: a
     // concurrent claim that won is seen (the insert waited for it), and an identity claimed before
@@ -51,13 +52,13 @@ export class EventIdentities {
     const [{ n }] = await this.db().execute(
       `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[])
          on conflict (key) do nothing returning 1) select count(*)::int as n from ins`,
-      [`{${keys.join(',')}}`, `{${[...first.values()].map((c) => c.hash.slice(0, 32)).join(',')}}`],
+      [keyArray, `{${[...first.values()].map((c) => c.hash.slice(0, 32)).join(',')}}`],
     );
     if (n === keys.length) for (const [k, c] of first) kept.set(k, c.hash.slice(0, 32));
     else {
       const rows = await this.db().execute(
         `select p.key::text as k, p.content::text as h from parlay_event_identities p where p.key = any(?::uuid[])`,
-        [`{${keys.join(',')}}`],
+        [keyArray],
       );
       for (const r of rows) kept.set(hex32(r.k), hex32(r.h));
     }
