@@ -199,27 +199,13 @@ export class Catalog {
     ]);
     return rows.length ? toConfig(rows[0]) : null;
   }
-
-  /**
-   * The order path's one round trip: whether the ledger already holds `orderId` (a signed order is
-   * placed once, ever) and the market that trades `tokenId`.
-   */
-  async forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean; market: MarketConfig | null }> {
-    // Once per order: a prepared statement (planned once per connection), not a query text per order.
-    const sql = `select exists(select 1 from open_orders where id = $1) as seen, m.*
-       from (select 1) as one left join lateral (select ${CONFIG_COLUMNS} from markets where yes_token_id = $2 or no_token_id = $2 limit 1) as m on true`;
-    const rows = this.reader
-      ? await this.reader.query('clob_for_order', sql, [orderId, tokenId])
-      : await this.db().execute(sql.replace('$1', '?').replace(/\$2/g, '?'), [orderId, tokenId, tokenId]);
-    const r = rows[0];
-    return { seen: !!r?.seen, market: r?.condition_id ? toConfig(r) : null };
-  }
 }
 
-const CONFIG_COLUMNS = `condition_id, yes_token_id, no_token_id, tick_size::text, min_size::text, taker_fee_bps,
+/** The columns a MarketConfig is built from (`toConfig`). */
+export const CONFIG_COLUMNS = `condition_id, yes_token_id, no_token_id, tick_size::text, min_size::text, taker_fee_bps,
   (extract(epoch from start_time) * 1000)::bigint::text as start_ms, delay_ms, status`;
 
-function toConfig(r: any): MarketConfig {
+export function toConfig(r: any): MarketConfig {
   return {
     condition_id: r.condition_id,
     yes_token_id: r.yes_token_id,

@@ -10,6 +10,7 @@ import { DomainError, invalid, unavailable } from '../errors.ts';
 import { microToDecimal } from '../../topics/units.ts';
 import type { ChainGateway, TokenHolding } from '../chain/gateway.ts';
 import type { Catalog } from './catalog.ts';
+import type { OrderIndex } from './order-index.ts';
 import { balanceOf, type BalanceWatch } from './balances.ts';
 import { orderHash, orderId, priceAndSize, verifyOrderSignature, type SignedOrder } from './signed-order.ts';
 
@@ -19,6 +20,8 @@ export interface ClobServiceDeps {
   asker: Asker;
   db: () => Db;
   catalog: Catalog;
+  /** What the ledger knows of orders, read in batches (src/clob/order-index.ts). */
+  orders: OrderIndex;
   chain: () => ChainGateway | null;
   /** The wallets' balances: seeded once per node, then watched (src/clob/balances.ts). */
   balances: BalanceWatch;
@@ -71,7 +74,7 @@ export class ClobService {
     if (!verifyOrderSignature(order, hash)) throw reject('INVALID_SIGNATURE', 'the signature does not match the order hash and signer');
     const id = orderId(hash);
     // A signed order is placed once, ever: the ledger remembers every order (the book only recent ones).
-    const { seen, market } = await this.d.catalog.forOrder(order.tokenId, id);
+    const { seen, market } = await this.d.orders.forOrder(order.tokenId, id);
     if (seen) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
     if (!market) throw reject('MARKET_NOT_FOUND', `no market trades token ${order.tokenId}`);
     if (market.status !== 'open') throw reject('MARKET_CLOSED', `market ${market.condition_id} is ${market.status}`);
@@ -211,10 +214,7 @@ export class ClobService {
     const known = new Map<string, { market: string; owner_lc: string; status: string }>();
     if (sel.ids) {
       const ids = [...new Set(sel.ids)];
-      const rows = ids.length
-        ? await this.d.db().execute('select id, market, owner_lc, status from open_orders where id in (?)', [ids])
-        : [];
-      for (const r of rows) known.set(r.id, r);
+      for (const [id, r] of ids.length ? await this.d.orders.rowsOf(ids) : []) known.set(id, r);
       for (const id of ids) {
         const m = known.get(id)?.market;
         if (!m) {

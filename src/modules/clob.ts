@@ -11,6 +11,7 @@ import type { ChainGateway } from '../chain/gateway.ts';
 import * as q from '../parlay/queries.ts';
 import { clobKinds } from '../clob/kinds.ts';
 import { Catalog } from '../clob/catalog.ts';
+import { OrderIndex } from '../clob/order-index.ts';
 import { ClobTokens } from '../clob/sign-in.ts';
 import { ClobService } from '../clob/service.ts';
 import { BalanceWatch, balanceOf } from '../clob/balances.ts';
@@ -52,6 +53,7 @@ export async function clobModule(
   const { db, bus, orm, topics } = infra;
   const { asker, log, life } = o;
   const catalog = new Catalog(db, infra.reader);
+  const orders = new OrderIndex(db, infra.reader);
   const tokens = new ClobTokens(cfg.clobJwtSecret, cfg.clobTokenTtl);
   const relay = new OutboxRelay(orm, bus, log);
   relay.start();
@@ -70,6 +72,7 @@ export async function clobModule(
     asker,
     db,
     catalog,
+    orders,
     chain: o.chain,
     balances,
     log,

@@ -1,0 +1,76 @@
+// The order path's batched reads of the ledger (src/clob/order-index.ts), on PGlite and on
+// PostgreSQL: the reads asked in one event-loop turn share one statement, and each still gets its
+// own answer (an order already posted, a new one, a token no market trades; the rows a cancel
+// names, unknown ids left out).
+import test, { type ExecutionContext } from 'ava';
+import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
+import { openReader } from '../../../src/store/reader.ts';
+import { OrderIndex } from '../../../src/clob/order-index.ts';
+import { freshDatabase } from '../../helpers/db.ts';
+
+import type { Db } from '../../../src/db.ts';
+
+const YES = 'Yes1111111111111111111111111111111111111111';
+const NO = 'No11111111111111111111111111111111111111111';
+const POSTED = `0x${'a'.repeat(64)}`;
+const FRESH = `0x${'b'.repeat(64)}`;
+
+async function stand(t: ExecutionContext, engine: 'pglite' | 'postgresql') {
+  const pgDb = engine === 'postgresql' ? await freshDatabase('orderix') : null;
+  const orm: Orm = await openOrm(pgDb ? { databaseUrl: pgDb.url } : { dataDir: 'memory://' });
+  await migrate(orm, pgDb?.url);
+  const reader = openReader(orm, pgDb?.url, 2);
+  t.teardown(async () => {
+    await reader.close();
+    await orm.close();
+    await pgDb?.drop();
+  });
+  const db = orm.em.getDriver() as unknown as Db;
+  await db.execute(
+    `insert into markets (condition_id, yes_token_id, no_token_id, tick_size, min_size, taker_fee_bps, status, created_at, updated_at)
+     values ('m1', ?, ?, 10000, 1000000, 0, 'open', now(), now())`,
+    [YES, NO],
+  );
+  await db.execute(
+    `insert into open_orders (id, market, asset_id, owner, owner_lc, side, outcome, original_size, size_matched, price, status,
+       associate_trades, type, fee_rate_bps, expiration, created_at, updated_at)
+     values (?, 'm1', ?, 'Maker', 'maker', 'BUY', 'YES', 1, 0, 500000, 'LIVE', '[]', 'GTC', 0, 0, now(), now())`,
+    [POSTED, YES],
+  );
+  // The statements the index sends, counted on the real reader.
+  const sent: string[] = [];
+  const counted = { query: (name: string, sql: string, params: unknown[]) => (sent.push(name), reader.query(name, sql, params)) };
+  return { index: new OrderIndex(() => db, counted), sent };
+}
+
+for (const engine of ['pglite', 'postgresql'] as const) {
+  test(`${engine}: the orders asked in one turn share one statement, each with its own answer`, async (t) => {
+    const { index, sent } = await stand(t, engine);
+    const [posted, fresh, noMarket, freshNo] = await Promise.all([
+      index.forOrder(YES, POSTED),
+      index.forOrder(YES, FRESH),
+      index.forOrder('Unknown111111111111111111111111111111111111', FRESH),
+      index.forOrder(NO, FRESH),
+    ]);
+    t.deepEqual(sent, ['clob_orders_seen']);
+    t.true(posted.seen);
+    t.is(posted.market?.condition_id, 'm1');
+    t.is(posted.market?.tick_size, 10000n);
+    t.false(fresh.seen);
+    t.is(fresh.market?.yes_token_id, YES);
+    t.false(noMarket.seen);
+    t.is(noMarket.market, null);
+    t.is(freshNo.market?.no_token_id, NO);
+    // A later turn is a statement of its own, and sees what was written meanwhile (nothing cached).
+    t.false((await index.forOrder(YES, FRESH)).seen);
+    t.is(sent.length, 2);
+  });
+
+  test(`${engine}: a cancel's orders are read in one statement; unknown ids are left out`, async (t) => {
+    const { index, sent } = await stand(t, engine);
+    const [a, b] = await Promise.all([index.rowsOf([POSTED, FRESH]), index.rowsOf([FRESH])]);
+    t.deepEqual(sent, ['clob_order_rows']);
+    t.deepEqual([...a.values()], [{ id: POSTED, market: 'm1', owner_lc: 'maker', status: 'LIVE' }]);
+    t.is(b.size, 0);
+  });
+}
