@@ -94,6 +94,13 @@ export const cancelOrders = z.object({
   assetId: z.string().optional(),
   now,
   reason: z.string().max(64).optional(),
+  /**
+   * The wallets' topic (`wallet.commands` with the deployment's prefix): the book hands the freeing
+   * of what the cancelled orders hold on to the owner's wallet (ReleaseOrders, with the answer), and
+   * the wallet answers the asker once the holds are free (read your writes, no second ask). Absent
+   * (or a very large cancel): the book answers, and its releases follow through the outbox.
+   */
+  releaseTo: z.string().min(1).max(255).optional(),
 });
 export const invalidateOrders = z.object({
   type: z.literal('InvalidateOrders'),
@@ -215,6 +222,8 @@ export type CancelReason = 'order not found' | 'already filled' | 'already cance
 export interface CancelReply {
   canceled: string[];
   not_canceled: Record<string, CancelReason>;
+  /** Answered by the owner's wallet after it freed what the cancelled orders held (`releaseTo`). */
+  released?: true;
 }
 export interface InvalidateReply {
   invalidated: string[];

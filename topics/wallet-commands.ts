@@ -3,7 +3,7 @@
 // outcome token id. The runtime adds the envelope's time as `at` before the decider sees a command.
 import { z } from 'zod';
 import { TOPICS } from './names.ts';
-import type { PlaceReply } from './clob-commands.ts';
+import type { CancelReply, PlaceReply } from './clob-commands.ts';
 
 /** The topic's name (before the deployment's prefix); its key is the wallet's address. */
 export const WALLET_TOPIC = TOPICS.walletCommands;
@@ -61,7 +61,13 @@ export const walletCommand = z.discriminatedUnion('type', [
    * Idempotent by state: an order that holds nothing more is skipped, so the book's own releases of
    * the same orders, relayed later through the outbox, find nothing left to free.
    */
-  z.object({ type: z.literal('ReleaseOrders'), orderIds: z.array(orderId).min(1).max(5_000), reason: z.string().max(64) }),
+  z.object({
+    type: z.literal('ReleaseOrders'),
+    orderIds: z.array(orderId).min(1).max(5_000),
+    reason: z.string().max(64),
+    /** Handed on by a book with its cancel's answer (CancelOrders.releaseTo): the reply, once the holds are free. */
+    answer: z.record(z.string(), z.unknown()).optional(),
+  }),
   /** An on-chain balance read (or account change seen) at `slot`: the newest slot wins. */
   z.object({ type: z.literal('SeeBalance'), asset, balance }),
 ]);
@@ -79,7 +85,10 @@ export type WalletReply =
   | { ok: false; code: 'INSUFFICIENT_BALANCE' | 'BALANCE_UNKNOWN'; available: string; message: string };
 
 /** The reply to each command type; a PlaceOrder that fits is answered by the book it goes on to. */
-export type WalletReplies = { [T in Exclude<WalletCommand['type'], 'PlaceOrder'>]: WalletReply } & { PlaceOrder: WalletReply | PlaceReply };
+export type WalletReplies = { [T in Exclude<WalletCommand['type'], 'PlaceOrder' | 'ReleaseOrders'>]: WalletReply } & {
+  PlaceOrder: WalletReply | PlaceReply;
+  ReleaseOrders: WalletReply | CancelReply;
+};
 
 /** The topic as a typed channel: what senders write and what each command type answers. */
 export interface WalletProtocol {

@@ -30,6 +30,29 @@ function placeHeld(d: Answer<'PlaceOrder'>, cmd: Extract<BookCommand, { type: 'P
   return cmd.warnings?.length ? { ...d, reply: { ...r, warnings: [...cmd.warnings, ...(r.warnings ?? [])] } } : d;
 }
 
+/** Most order ids a cancel hands on to its wallet with its answer (a bigger cancel is answered by the book). */
+export const RELEASE_FORWARD_MAX = 2_000;
+
+/**
+ * A cancel that names its wallets' topic (`releaseTo`) and cancelled something: the freeing of the
+ * holds is handed on to the owner's wallet with the answer, which the wallet gives once they are free
+ * (the cancelled orders' events say so, and the ledger sends no Release of their own).
+ */
+function cancelThroughWallet(d: Answer<'CancelOrders'>, cmd: Extract<BookCommand, { type: 'CancelOrders' }>): Answer<'CancelOrders'> {
+  const r = d.reply;
+  if (!cmd.releaseTo || !r.canceled.length || r.canceled.length + Object.keys(r.not_canceled).length > RELEASE_FORWARD_MAX) return d;
+  return {
+    events: d.events.map((e) => (e.type === 'OrderCancelled' ? { ...e, walletReleased: true } : e)),
+    reply: r,
+    forward: {
+      topic: cmd.releaseTo,
+      key: cmd.owner,
+      id: `cancel-release:${r.canceled[0]}`,
+      cmd: { type: 'ReleaseOrders', orderIds: r.canceled, reason: 'canceled', answer: { ...r, released: true } },
+    },
+  };
+}
+
 export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookReply> = {
   initial: (key) => initialBook(key),
 
@@ -38,7 +61,7 @@ export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookR
       case 'PlaceOrder':
         return placeHeld(decidePlace(state, cmd), cmd) satisfies Answer<'PlaceOrder'>;
       case 'CancelOrders':
-        return decideCancel(state, cmd) satisfies Answer<'CancelOrders'>;
+        return cancelThroughWallet(decideCancel(state, cmd), cmd) satisfies Answer<'CancelOrders'>;
       case 'InvalidateOrders':
         return decideInvalidate(state, cmd) satisfies Answer<'InvalidateOrders'>;
       case 'Expire':

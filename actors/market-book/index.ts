@@ -1,7 +1,7 @@
 // The MarketBook actor: a pure matching engine for one binary market (see decider.ts).
 import type { BookCommand, BookEvent, BookReply, BookState } from './types.ts';
 
-export { marketBookDecider } from './decider.ts';
+export { marketBookDecider, RELEASE_FORWARD_MAX } from './decider.ts';
 export { initialBook, evolveBook } from './evolve.ts';
 export { FINISHED_CAP } from './finished.ts';
 export { toSnapshot, fromSnapshot, cloneBook, type BookSnapshot } from './snapshot.ts';

@@ -197,7 +197,8 @@ export type BookEvent =
     }
   /** reason: 'user', 'heartbeat_timeout' (CancelOrders.reason); 'would_cross' only in ledgers from
    *  before a remainder always rested (the decider no longer produces it). */
-  | (OrderGone & { type: 'OrderCancelled'; reason: string })
+  /** walletReleased: its wallet's hold is freed by the cancel's own ReleaseOrders (CancelOrders.releaseTo), not by a Release of its own. */
+  | (OrderGone & { type: 'OrderCancelled'; reason: string; walletReleased?: true })
   /** release_rejected: a delayed order that failed a check when released (`code` says which). */
   | (OrderGone & { type: 'OrderEjected'; reason: 'expired' | 'game_start' | 'release_rejected'; code?: string })
   | (OrderGone & { type: 'OrderInvalidated'; reason: string; tradeId: string });

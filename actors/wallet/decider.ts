@@ -9,6 +9,7 @@
 // (SeeBalance), so an order needs no chain read. A hold with no balance on record and none in the
 // command answers BALANCE_UNKNOWN, and the front door reads the chain once and asks again.
 import type { Decider, Decision } from '../../src/runtime/types.ts';
+import type { CancelReply } from '../../topics/clob-commands.ts';
 import type { WalletCommand, WalletReply } from '../../topics/wallet-commands.ts';
 
 export interface Reservation {
@@ -139,7 +140,7 @@ function hold(
   return { events, reply: { ok: true, reserved: cmd.amount, available: (free - BigInt(cmd.amount)).toString(), ...allowanceOf(known) } };
 }
 
-export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> = {
+export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply | CancelReply> = {
   initial: () => ({ balances: {}, reservations: {} }),
 
   decide(state, cmd) {
@@ -195,6 +196,8 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply> 
           events.push({ type: 'Released', orderId, amount: r.amount, reason: cmd.reason });
           sum += BigInt(r.amount);
         }
+        // Handed on by a book with its cancel's answer: that answer goes to the asker, now that the holds are free.
+        if (cmd.answer) return { events, reply: cmd.answer as unknown as CancelReply };
         return { events, reply: { ok: true, released: sum.toString() } };
       }
     }

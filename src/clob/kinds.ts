@@ -14,7 +14,7 @@ import {
   type MarketBookEvent,
 } from '../../actors/market-book/index.ts';
 import { walletDecider, type WalletEvent, type WalletState } from '../../actors/wallet/decider.ts';
-import { bookCommand, type BookCommandWire, type BookLevels, type BookReplies } from '../../topics/clob-commands.ts';
+import { bookCommand, type BookCommandWire, type CancelReply, type BookLevels, type BookReplies } from '../../topics/clob-commands.ts';
 import { walletCommand, type WalletCommand, type WalletReply } from '../../topics/wallet-commands.ts';
 import { ledgerProjection } from '../store/projections/ledger.ts';
 import type { ActorKind, Decider } from '../runtime/types.ts';
@@ -87,7 +87,7 @@ export function clobKinds(o: { bookTopic: string; walletTopic: string }): { kind
     fromSnapshot: (j) => Object.assign(fromSnapshot(j), { bookSeq: Number((j as { bookSeq?: number }).bookSeq ?? 0) }),
     project: ledgerProjection({ walletTopic: o.walletTopic }),
   };
-  const wallet: ActorKind<WalletState, WalletCommand & { at: number }, WalletEvent, WalletReply> = {
+  const wallet: ActorKind<WalletState, WalletCommand & { at: number }, WalletEvent, WalletReply | CancelReply> = {
     name: 'wallet',
     topic: o.walletTopic,
     decider: walletDecider,

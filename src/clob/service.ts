@@ -243,15 +243,19 @@ export class ClobService {
           now,
           ...(sel.ids ? { orderIds: byMarket.get(m) } : { all: true }),
           ...(sel.assetId ? { assetId: sel.assetId } : {}),
+          releaseTo: this.d.walletTopic,
         }),
       ),
     );
+    const unreleased: string[] = [];
     for (const r of replies) {
       if ('error' in r) continue;
       canceled.push(...(r.canceled ?? []));
       Object.assign(notCanceled, r.not_canceled ?? {});
+      // Answered by the wallet (the book handed the release on): the holds are free already.
+      if (!r.released) unreleased.push(...(r.canceled ?? []));
     }
-    if (canceled.length) await this.releaseHolds(wallet, canceled);
+    if (unreleased.length) await this.releaseHolds(wallet, unreleased);
     // A book remembers only its recent finished orders; for an older one it says "order not
     // found", but the ledger still knows the order: answer from its row.
     for (const [id, reason] of Object.entries(notCanceled)) {

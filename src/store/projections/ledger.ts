@@ -174,7 +174,11 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
                   ? { type: 'order_invalidated', ...end, status: 'INVALIDATED', ...(e.tradeId ? { trade_id: e.tradeId } : {}) }
                   : { type: 'order_ejected', ...end, status: status as 'EXPIRED' | 'EJECTED' },
             );
-            const m = release(w, `${status.toLowerCase()}:${e.orderId}`, e.orderId, e.release, status.toLowerCase(), e.at);
+            // (a cancel whose wallet frees the holds itself, handed on with the answer, needs no Release)
+            const m =
+              e.type === 'OrderCancelled' && e.walletReleased
+                ? null
+                : release(w, `${status.toLowerCase()}:${e.orderId}`, e.orderId, e.release, status.toLowerCase(), e.at);
             if (m) wallet.push(m);
             break;
           }

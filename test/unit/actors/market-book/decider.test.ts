@@ -11,6 +11,7 @@ import {
   getOrder,
   lastTrade,
   marketBookDecider as D,
+  RELEASE_FORWARD_MAX,
   ordersOf,
   reservationOf,
   toSnapshot,
@@ -21,6 +22,7 @@ import {
   type MarketInput,
   type OrderInput,
 } from '../../../../actors/market-book/index.ts';
+import type { Forward } from '../../../../src/runtime/types.ts';
 
 const MKT = '0x' + 'ab'.repeat(32);
 const YES = 'YesMint1111111111111111111111111111111111111';
@@ -36,7 +38,7 @@ function book(market: Partial<MarketInput> = {}) {
       s = D.evolve(s, e);
       log.push(e);
     }
-    return d as { events: BookEvent[]; reply: any };
+    return d as { events: BookEvent[]; reply: any; forward?: Forward };
   };
   send({
     type: 'ConfigureMarket',
@@ -667,6 +669,39 @@ test('cancel: every reason, case-insensitive owners, all and by asset', (t) => {
   t.deepEqual(b.send({ type: 'CancelOrders', owner: 'alice', all: true, now: 2003 }).reply, { canceled: [a3.hash], not_canceled: {} });
   t.deepEqual(ordersOf(b.s, 'alice'), []);
   t.is(ordersOf(b.s, 'BOB').length, 1);
+  t.deepEqual(checkBook(b.s), []);
+});
+
+test('cancel with releaseTo: the freeing of the holds goes on to the wallet with the answer; without, or too big, the book answers', (t) => {
+  const b = book();
+  const a = order('Alice', 'YES', 'BUY', 0.3, 2);
+  const a2 = order('Alice', 'NO', 'BUY', 0.3, 2);
+  for (const o of [a, a2]) place(b, o);
+  const r = b.send({ type: 'CancelOrders', owner: 'Alice', orderIds: [a.hash, '0xnope'], now: 2000, releaseTo: 'p.wallet.commands' });
+  const answer = { canceled: [a.hash], not_canceled: { '0xnope': 'order not found' } };
+  t.deepEqual(r.reply, answer);
+  t.deepEqual(r.forward, {
+    topic: 'p.wallet.commands',
+    key: 'Alice',
+    id: `cancel-release:${a.hash}`,
+    cmd: { type: 'ReleaseOrders', orderIds: [a.hash], reason: 'canceled', answer: { ...answer, released: true } },
+  });
+  t.like(r.events[0] as any, { type: 'OrderCancelled', orderId: a.hash, walletReleased: true });
+  // Nothing cancelled: nothing to free, the book answers.
+  const none = b.send({ type: 'CancelOrders', owner: 'Alice', orderIds: [a.hash], now: 2001, releaseTo: 'p.wallet.commands' });
+  t.is(none.forward, undefined);
+  // No releaseTo: the book answers, and the event carries no mark (the ledger releases the order).
+  const plain = b.send({ type: 'CancelOrders', owner: 'Alice', all: true, now: 2002 });
+  t.deepEqual(plain.reply.canceled, [a2.hash]);
+  t.is(plain.forward, undefined);
+  t.is((plain.events[0] as any).walletReleased, undefined);
+  // More ids than a forward carries: the book answers.
+  const many = [a.hash, ...Array.from({ length: RELEASE_FORWARD_MAX }, (_, i) => `0x${String(i).padStart(64, '0')}`)];
+  const b2 = book();
+  place(b2, a);
+  const big = b2.send({ type: 'CancelOrders', owner: 'Alice', orderIds: many, now: 2003, releaseTo: 'p.wallet.commands' });
+  t.deepEqual(big.reply.canceled, [a.hash]);
+  t.is(big.forward, undefined);
   t.deepEqual(checkBook(b.s), []);
 });
 

@@ -2,6 +2,7 @@
 import test from 'ava';
 import { available, walletDecider, type WalletEvent, type WalletState } from '../../../../actors/wallet/decider.ts';
 import { deciderSpec } from '../../../helpers/decider-spec.ts';
+import type { Decision } from '../../../../src/runtime/types.ts';
 
 function runner() {
   let s: WalletState = walletDecider.initial('W');
@@ -9,7 +10,8 @@ function runner() {
     get state() {
       return s;
     },
-    send(cmd: any, at = 1000) {
+    // (a reply read as any: a ReleaseOrders handed on with a cancel's answer gives that answer)
+    send(cmd: any, at = 1000): Decision<WalletEvent, any> {
       const d = walletDecider.decide(s, { ...cmd, at });
       for (const e of d.events) s = walletDecider.evolve(s, e);
       return d;
@@ -170,6 +172,21 @@ test('given a balance seen with its allowance, when an order reserves, then the 
     .then(t, {
       events: [{ type: 'BalanceSeen', asset: 'collateral', amount: '10', slot: 8, delegate: null, delegatedAmount: '0' }],
     });
+});
+
+test('a ReleaseOrders handed on by a book with its cancel answer frees the holds and answers that answer, once', (t) => {
+  const w = runner();
+  w.send({ type: 'SeeBalance', asset: 'collateral', balance: { amount: '100', slot: 1 } });
+  w.send({ type: 'Reserve', orderId: 'a', asset: 'collateral', amount: '30', market: 'm', holdMs: 30_000 });
+  const answer = { canceled: ['a'], not_canceled: { z: 'order not found' }, released: true };
+  const d = w.send({ type: 'ReleaseOrders', orderIds: ['a'], reason: 'canceled', answer });
+  t.deepEqual(d.reply, answer);
+  t.deepEqual(d.events, [{ type: 'Released', orderId: 'a', amount: '30', reason: 'canceled' }]);
+  t.is(available(w.state, 'collateral', 1000), 100n);
+  // Seen again (the outbox relay's copy): nothing more to free, the same answer.
+  const again = w.send({ type: 'ReleaseOrders', orderIds: ['a'], reason: 'canceled', answer });
+  t.deepEqual(again.reply, answer);
+  t.deepEqual(again.events, []);
 });
 
 test('given holds of cancelled orders, some partly released, when they are released as orders, then all they hold goes, once', (t) => {
