@@ -359,9 +359,14 @@ const ROWS_PARAM = 'jsonb_to_recordset(?::jsonb)';
 
 /**
  * Functions over a JSON array of rows whose rows of different partitions never meet: an order and
- * its ledger lines belong to one market, hence to one partition (Migration20261129100000).
+ * its ledger lines belong to one market, hence to one partition (Migration20261129100000,
+ * Migration20261201100000).
  */
-const ROWS_FUNCTIONS = new Set(['select open_orders_upsert(?::jsonb)', 'select ledger_append(?::jsonb)']);
+const ROWS_FUNCTIONS = new Set([
+  'select open_orders_upsert(?::jsonb)',
+  'select open_orders_update(?::jsonb)',
+  'select ledger_append(?::jsonb)',
+]);
 
 /**
  * Only inserts that update nothing merge (an update, or `do update`, of one row by two partitions'

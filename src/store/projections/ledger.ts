@@ -40,7 +40,7 @@ function release(
 export function ledgerProjection(o: LedgerProjectionOptions) {
   return async function projectLedger(tx: StoreTx, applied: Applied<unknown, Ev, unknown>[]): Promise<void> {
     const orders: Record<string, unknown>[] = [];
-    const updates: Record<string, unknown>[] = [];
+    const updates: { id: string; size_matched: string; status: string; trade: string | null; at: string }[] = [];
     const trades: Record<string, unknown>[] = [];
     const parties: Record<string, unknown>[] = [];
     const tradeUpdates: { id: string; status: string; hash: string; at: string }[] = [];
@@ -288,13 +288,19 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
       // A function of migration Migration20261129100000: planned once per connection, not per commit.
       await tx.execute('select open_orders_upsert(?::jsonb)', [toJson(orders)]);
     }
-    for (const u of updates) {
-      await tx.execute(
-        `update open_orders set size_matched = ?, status = ?, updated_at = ?,
-           associate_trades = case when ?::text is null or associate_trades @> to_jsonb(?::text) then associate_trades else associate_trades || to_jsonb(?::text) end
-         where id = ?`,
-        [u.size_matched, u.status, u.at, u.trade, u.trade, u.trade, u.id],
-      );
+    if (updates.length) {
+      // One row per order: its last size, status and time, and every trade it joined in this batch,
+      // in order (Migration20261201100000's function adds those it does not list yet).
+      const byId = new Map<string, { id: string; size_matched: string; status: string; at: string; trades: string[] }>();
+      for (const u of updates) {
+        const row = byId.get(u.id);
+        if (!row) byId.set(u.id, { id: u.id, size_matched: u.size_matched, status: u.status, at: u.at, trades: u.trade ? [u.trade] : [] });
+        else {
+          Object.assign(row, { size_matched: u.size_matched, status: u.status, at: u.at });
+          if (u.trade && !row.trades.includes(u.trade)) row.trades.push(u.trade);
+        }
+      }
+      await tx.execute('select open_orders_update(?::jsonb)', [toJson([...byId.values()])]);
     }
     if (trades.length) {
       await tx.execute(

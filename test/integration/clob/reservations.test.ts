@@ -58,6 +58,10 @@ test("an execution split into three trades by the maker cap releases the taker's
   const r = await place(w.A, order(w.alice, w.market.yes_token_id, 'BUY', '0.60', '6', { feeRateBps: 100 }));
   t.is(r.body.status, 'matched', JSON.stringify(r.body));
   t.deepEqual(r.body.tradeIDs, [r.body.tradeIDs[0], `${r.body.tradeIDs[0]}:1`, `${r.body.tradeIDs[0]}:2`]);
+  // The taker's three fills of one batch are one row change in the ledger: its last state, every trade in order.
+  const oo = await call(w.node.url, 'GET', `/v1/open-orders/${r.body.orderID}`, { token: w.A });
+  t.like(oo.body, { status: 'MATCHED', size_matched: '6' });
+  t.deepEqual(oo.body.associate_trades, r.body.tradeIDs);
   // Nothing of Alice rests, so once the fill's release reached her wallet, all of her collateral is
   // unreserved again (no settlement runs here: the chain balance is unchanged).
   const collateral = (await call(w.node.url, 'GET', '/v1/config')).body.collateral_mint;
