@@ -379,7 +379,7 @@ function mergeable(sql: string): boolean {
 /** A forwarded command's outbox row is the relay's to send only after this: until then its worker sends it. */
 const FORWARD_GRACE_SECONDS = 5;
 /** Sent forwards' rows are deleted in one statement at most this often. */
-const FORWARD_DELETE_MS = 20;
+const FORWARD_DELETE_MS = 250;
 
 /** A group transaction's SQL stays under this many characters (a big book snapshot goes alone). */
 const GROUP_MAX_CHARS = 4_000_000;
