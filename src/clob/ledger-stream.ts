@@ -77,30 +77,17 @@ export class LedgerRelay {
     if (full) this.lastFull = Date.now();
     const drained = await (this.orm.em.fork() as any)
       .transactional(async (em: any) => {
-        // Both statements are served by the partial index of unpublished rows. Without fresh planner
-        // statistics (a table grown since its last ANALYZE) they were planned as scans of the whole
-        // ledger, on every drain: forbid that for this transaction.
-        await em.execute('set local enable_seqscan = off');
-        const pending = markets
-          ? 'select m as market from unnest(array[?]::text[]) as u(m)'
-          : `select distinct market from ledger_messages where not published limit ${MARKETS_PER_DRAIN}`;
-        const rows: LedgerRow[] = await em.execute(
-          `with pending as materialized (${pending}),
-           locked as materialized (select market from pending where pg_try_advisory_xact_lock(hashtext('ledger:' || market)))
-         select l.market, l.topic, l.seq::text as seq, l.type, l.owner_lc, l.payload, l.at from ledger_messages l
-         where l.market in (select market from locked) and not l.published
-         order by l.market, l.topic, l.seq limit ?`,
-          markets ? [markets, this.limit] : [this.limit],
-        ); // the bigint seq, not the text alias
-        if (!rows.length) return 0;
+        // Taken and marked published in one statement (Migration20261201110000), sent, then
+        // committed: a failed send rolls the marks back.
+        const taken: TakenRow[] = markets
+          ? await em.execute('select * from ledger_take(array[?]::text[], ?)', [markets, this.limit])
+          : await em.execute('select * from ledger_take(null, ?)', [this.limit]);
+        if (!taken.length) return 0;
+        const rows = taken.map(rowOf).sort(bySeq);
         for (const topic of ['orders', 'trades']) {
           const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
           if (recs.length) await this.bus.send(this.topicOf(topic), recs);
         }
-        await em.execute(
-          'update ledger_messages set published = true where not published and (market, topic, seq) in (select t.market, t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint))',
-          [toJson(rows.map((r) => ({ market: r.market, topic: r.topic, seq: Number(r.seq) })))],
-        );
         return rows.length;
       })
       .catch((err: unknown) => {
@@ -116,7 +103,32 @@ export class LedgerRelay {
   }
 }
 
-/** Markets one drain takes (poked ones, or found with unpublished rows). */
+/** A row as `ledger_take` returns it (its columns prefixed: they are a PL/pgSQL function's outputs). */
+interface TakenRow {
+  r_market: string;
+  r_topic: 'orders' | 'trades';
+  r_seq: string | number;
+  r_type: string;
+  r_owner_lc: string | null;
+  r_payload: unknown;
+  r_at: string;
+}
+
+const rowOf = (t: TakenRow): LedgerRow => ({
+  market: t.r_market,
+  topic: t.r_topic,
+  seq: String(t.r_seq),
+  type: t.r_type,
+  owner_lc: t.r_owner_lc,
+  payload: t.r_payload,
+  at: t.r_at,
+});
+
+/** Each market's messages in seq order, per topic (an UPDATE returns its rows in no set order). */
+const bySeq = (a: LedgerRow, b: LedgerRow) =>
+  a.market < b.market ? -1 : a.market > b.market ? 1 : a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : Number(a.seq) - Number(b.seq);
+
+/** Markets one drain takes (poked ones, or found with unpublished rows; the function takes at most 100 itself). */
 const MARKETS_PER_DRAIN = 100;
 /** A drain searches the whole table at least this often, also under a steady stream of pokes. */
 const FULL_DRAIN_MS = 500;

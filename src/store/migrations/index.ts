@@ -21,6 +21,7 @@ import { Migration20261129110000 } from './Migration20261129110000.ts';
 import { Migration20261130100000 } from './Migration20261130100000.ts';
 import { Migration20261130110000 } from './Migration20261130110000.ts';
 import { Migration20261201100000 } from './Migration20261201100000.ts';
+import { Migration20261201110000 } from './Migration20261201110000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -45,4 +46,5 @@ export const migrationsList = [
   { name: 'Migration20261130100000', class: Migration20261130100000 },
   { name: 'Migration20261130110000', class: Migration20261130110000 },
   { name: 'Migration20261201100000', class: Migration20261201100000 },
+  { name: 'Migration20261201110000', class: Migration20261201110000 },
 ];
