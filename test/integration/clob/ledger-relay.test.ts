@@ -102,8 +102,8 @@ test('a drain whose send fails publishes nothing; the next one sends it all; two
   const flaky = Object.create(bus, {
     send: { value: (topic: string, recs: any[]) => (down ? Promise.reject(new Error('broker down')) : bus.send(topic, recs)) },
   });
-  const a = new LedgerRelay(orm, flaky, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000);
-  const b = new LedgerRelay(orm, flaky, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000);
+  const a = new LedgerRelay(orm, flaky, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000, 37);
+  const b = new LedgerRelay(orm, flaky, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000, 37);
   t.teardown(async () => {
     await a.stop();
     await b.stop();
@@ -123,10 +123,9 @@ test('a drain whose send fails publishes nothing; the next one sends it all; two
   t.is(await unpublished(), 600, 'a failed send marks nothing published');
   t.deepEqual(seen, []);
   down = false;
-  // Both relays drain at once, in small takes, until nothing is left.
-  const small = (r: LedgerRelay) => Object.assign(r, { limit: 37 });
+  // Both relays drain at once, in small takes (37 rows), until nothing is left.
   const drainAll = async (r: LedgerRelay) => {
-    for (let i = 0; i < 100 && (await unpublished()) > 0; i++) await small(r).drainOnce();
+    for (let i = 0; i < 100 && (await unpublished()) > 0; i++) await r.drainOnce();
   };
   await Promise.all([drainAll(a), drainAll(b)]);
   await sleep(200);
