@@ -3,7 +3,10 @@
 // where the orders a cancel names are. Read one by one, every order and every cancel was a statement
 // of its own: on PGlite about 0.3 ms of the node's one thread each (the largest single cost of the
 // embedded order path), on PostgreSQL a round trip each. The reads asked in one event-loop turn share
-// one statement instead (DataLoader, scheduled on setImmediate; nothing cached across turns).
+// one statement instead (DataLoader, scheduled on setImmediate). Whether an order was posted is
+// never cached; the market a token trades in is, for MARKET_TTL_MS (and forgotten at once when this
+// node edits the market): the book checks status, tick and size again itself, so a market closed
+// elsewhere a moment ago is still refused, by its book.
 import DataLoader from 'dataloader';
 import { CONFIG_COLUMNS, toConfig, type MarketConfig } from './catalog.ts';
 
@@ -21,6 +24,11 @@ export interface OrderRow {
   owner_lc: string;
   status: string;
 }
+
+/** How long the market a token trades in is taken from memory before it is read again. */
+export const MARKET_TTL_MS = 1_000;
+/** Most tokens remembered (a catalog bigger than this is read more often, not wrongly). */
+const MAX_TOKENS = 100_000;
 
 /** Most reads in one statement; a bigger turn is split (DataLoader's maxBatchSize). */
 const MAX_BATCH = 500;
@@ -40,10 +48,14 @@ export class OrderIndex {
   private readonly seen: DataLoader<{ orderId: string; tokenId: string }, { seen: boolean; market: MarketConfig | null }>;
   private readonly rows: DataLoader<string, OrderRow | null>;
 
+  /** The market of each token lately read, and when. */
+  private readonly markets = new Map<string, { market: MarketConfig; at: number }>();
+
   /** `reader`: the hot reads' prepared statements; without one, plain queries. */
   constructor(
     private db: () => Db,
     private reader?: Reader,
+    private marketTtlMs = MARKET_TTL_MS,
   ) {
     this.seen = turnLoader(async (keys) => {
       const rows = await this.query('clob_orders_seen', SEEN_AND_MARKET, [JSON.stringify(keys.map((k) => [k.orderId, k.tokenId]))]);
@@ -59,8 +71,21 @@ export class OrderIndex {
   }
 
   /** Whether the ledger already holds `orderId`, and the market that trades `tokenId` (null: none). */
-  forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean; market: MarketConfig | null }> {
-    return this.seen.load({ orderId, tokenId });
+  async forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean; market: MarketConfig | null }> {
+    const known = this.markets.get(tokenId);
+    // The market lately read: only whether the order was posted (the cancels' statement, shared).
+    if (known && Date.now() - known.at < this.marketTtlMs) return { seen: (await this.rows.load(orderId)) !== null, market: known.market };
+    const r = await this.seen.load({ orderId, tokenId });
+    if (r.market) {
+      if (this.markets.size >= MAX_TOKENS) this.markets.clear();
+      this.markets.set(tokenId, { market: r.market, at: Date.now() });
+    }
+    return r;
+  }
+
+  /** Forgets what is remembered of a market (this node just changed it). */
+  forgetMarket(conditionId: string): void {
+    for (const [token, m] of this.markets) if (m.market.condition_id === conditionId.toLowerCase()) this.markets.delete(token);
   }
 
   /** The rows of these orders that the ledger holds, by id. */

@@ -168,6 +168,7 @@ export async function clobModule(
         jwtSecret: cfg.platformJwtSecret,
         edge,
         onChange: async (id) => {
+          orders.forgetMarket(id);
           await service.configure(id);
           await onMarketChange(id);
         },

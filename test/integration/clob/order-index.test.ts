@@ -1,7 +1,8 @@
 // The order path's batched reads of the ledger (src/clob/order-index.ts), on PGlite and on
 // PostgreSQL: the reads asked in one event-loop turn share one statement, and each still gets its
 // own answer (an order already posted, a new one, a token no market trades; the rows a cancel
-// names, unknown ids left out).
+// names, unknown ids left out); a token's market is read again only after a while, or at once once
+// this node edited it.
 import test, { type ExecutionContext } from 'ava';
 import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
 import { openReader } from '../../../src/store/reader.ts';
@@ -15,7 +16,7 @@ const NO = 'No11111111111111111111111111111111111111111';
 const POSTED = `0x${'a'.repeat(64)}`;
 const FRESH = `0x${'b'.repeat(64)}`;
 
-async function stand(t: ExecutionContext, engine: 'pglite' | 'postgresql') {
+async function stand(t: ExecutionContext, engine: 'pglite' | 'postgresql', marketTtlMs?: number) {
   const pgDb = engine === 'postgresql' ? await freshDatabase('orderix') : null;
   const orm: Orm = await openOrm(pgDb ? { databaseUrl: pgDb.url } : { dataDir: 'memory://' });
   await migrate(orm, pgDb?.url);
@@ -40,7 +41,7 @@ async function stand(t: ExecutionContext, engine: 'pglite' | 'postgresql') {
   // The statements the index sends, counted on the real reader.
   const sent: string[] = [];
   const counted = { query: (name: string, sql: string, params: unknown[]) => (sent.push(name), reader.query(name, sql, params)) };
-  return { index: new OrderIndex(() => db, counted), sent };
+  return { index: new OrderIndex(() => db, counted, marketTtlMs), sent };
 }
 
 for (const engine of ['pglite', 'postgresql'] as const) {
@@ -72,5 +73,26 @@ for (const engine of ['pglite', 'postgresql'] as const) {
     t.deepEqual(sent, ['clob_order_rows']);
     t.deepEqual([...a.values()], [{ id: POSTED, market: 'm1', owner_lc: 'maker', status: 'LIVE' }]);
     t.is(b.size, 0);
+  });
+
+  test(`${engine}: a token's market comes from memory for a while, only whether the order was posted is read; an edit forgets it`, async (t) => {
+    const { index, sent } = await stand(t, engine, 60_000); // (a TTL no slow run outlives)
+    t.false((await index.forOrder(YES, FRESH)).seen);
+    const posted = await index.forOrder(YES, POSTED);
+    t.true(posted.seen);
+    t.is(posted.market?.condition_id, 'm1');
+    t.false((await index.forOrder(YES, FRESH)).seen);
+    t.deepEqual(sent, ['clob_orders_seen', 'clob_order_rows', 'clob_order_rows']);
+    index.forgetMarket('M1');
+    t.is((await index.forOrder(YES, FRESH)).market?.condition_id, 'm1');
+    t.is(sent.at(-1), 'clob_orders_seen');
+  });
+
+  test(`${engine}: a token's market is read again once it is older than the TTL`, async (t) => {
+    const { index, sent } = await stand(t, engine, 50);
+    await index.forOrder(NO, FRESH);
+    await new Promise((r) => setTimeout(r, 80));
+    await index.forOrder(NO, FRESH);
+    t.deepEqual(sent, ['clob_orders_seen', 'clob_orders_seen']);
   });
 }
