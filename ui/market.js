@@ -7,6 +7,8 @@ import { MarketFeed } from './feed.js';
 import { drawChart } from './chart.js';
 
 const POLL_MS = 2000;
+/** How late after its trade's second a last_trade_price message may be stamped (see applyTrades). */
+const TOLD_SLACK_MS = 5_000;
 const LEVELS = 15;
 const TRADES = 20;
 const WINDOW = { '1h': 3600, '6h': 21_600, '1d': 86_400, '1w': 604_800 };
@@ -166,9 +168,22 @@ function applyTrades(trades) {
   const newest = trades[0];
   const changed = newest?.id !== state.trades[0]?.id;
   state.trades = trades;
-  // The newer of the tape's newest trade and a last_trade_price message (the tape has seconds).
+  // The newer of the tape's newest trade and a last_trade_price message (the tape has seconds). The
+  // message is stamped when the channel sent it, which may be in the second after the trade's own:
+  // the tape's newest trade with the message's asset, side, price and size, a few seconds at most
+  // before it, is the trade the message told of (it brings the trade's id).
   const at = newest ? Number(newest.match_time) * 1000 : 0;
-  if (newest && (!state.last || state.last.id === newest.id || at + 999 >= (state.last.time ?? 0))) {
+  const l = state.last;
+  const told =
+    !!newest &&
+    !!l &&
+    !l.id &&
+    newest.asset_id === l.asset_id &&
+    newest.side === l.side &&
+    Number(newest.price) === Number(l.price) &&
+    Number(newest.size) === Number(l.size) &&
+    at + 999 + TOLD_SLACK_MS >= (l.time ?? 0);
+  if (newest && (!l || l.id === newest.id || told || at + 999 >= (l.time ?? 0))) {
     state.last = { asset_id: newest.asset_id, price: newest.price, size: newest.size, side: newest.side, time: at, id: newest.id };
   }
   if (changed) void loadChart();
