@@ -3,7 +3,7 @@
 // behind when it died) are still published, also while pokes keep coming, each market in seq order.
 // A drain whose send fails leaves its rows unpublished (the take and its marks roll back), and two
 // relays draining together send every message once, each market's in seq order.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import pino from 'pino';
 import { LedgerRelay } from '../../../src/clob/ledger-stream.ts';
 import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
@@ -12,7 +12,8 @@ import { freshDatabase } from '../../helpers/db.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('poked markets are drained alone; the others still go out under a steady stream of pokes, in seq order', async (t) => {
+/** A fresh database, an in-process bus with the two ledger topics, and what a reader of both saw. */
+async function stand(t: ExecutionContext) {
   const db = await freshDatabase();
   const orm = await openOrm({ databaseUrl: db.url });
   await migrate(orm, db.url);
@@ -21,24 +22,32 @@ test('poked markets are drained alone; the others still go out under a steady st
     { topic: 'l.orders', partitions: 2 },
     { topic: 'l.trades', partitions: 2 },
   ]);
-  const seen: { market: string; seq: number }[] = [];
+  const seen: { market: string; topic: string; seq: number }[] = [];
   const consumer = await bus.consume({
     groupId: 'reader',
-    topics: ['l.orders'],
+    topics: ['l.orders', 'l.trades'],
     fromBeginning: true,
     onBatch: async (b) => {
-      for (const r of b.records) seen.push({ market: r.key, seq: Number(JSON.parse(r.value).seq) });
+      for (const r of b.records) seen.push({ market: r.key, topic: b.topic, seq: Number(JSON.parse(r.value).seq) });
       return { done: true };
     },
   });
-  const relay = new LedgerRelay(orm, bus, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000);
+  /** Relays stopped first at teardown. */
+  const relays: LedgerRelay[] = [];
   t.teardown(async () => {
-    await relay.stop();
+    for (const r of relays) await r.stop();
     await consumer.stop();
     await bus.close();
     await orm.close();
     await db.drop();
   });
+  return { orm, bus, seen, relays };
+}
+
+test('poked markets are drained alone; the others still go out under a steady stream of pokes, in seq order', async (t) => {
+  const { orm, bus, seen, relays } = await stand(t);
+  const relay = new LedgerRelay(orm, bus, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000);
+  relays.push(relay);
   const write = (market: string, from: number, n: number) =>
     (orm.em.fork() as any).execute(
       `insert into ledger_messages (market, topic, seq, type, owner_lc, payload, at, published)
@@ -79,24 +88,7 @@ test('poked markets are drained alone; the others still go out under a steady st
 });
 
 test('a drain whose send fails publishes nothing; the next one sends it all; two relays never interleave a market', async (t) => {
-  const db = await freshDatabase();
-  const orm = await openOrm({ databaseUrl: db.url });
-  await migrate(orm, db.url);
-  const bus = new MemoryBus(2);
-  await bus.ensureTopics([
-    { topic: 'l.orders', partitions: 2 },
-    { topic: 'l.trades', partitions: 2 },
-  ]);
-  const seen: { market: string; topic: string; seq: number }[] = [];
-  const consumer = await bus.consume({
-    groupId: 'reader',
-    topics: ['l.orders', 'l.trades'],
-    fromBeginning: true,
-    onBatch: async (b) => {
-      for (const r of b.records) seen.push({ market: r.key, topic: b.topic, seq: Number(JSON.parse(r.value).seq) });
-      return { done: true };
-    },
-  });
+  const { orm, bus, seen, relays } = await stand(t);
   // A bus whose sends fail while `down` (the broker unreachable).
   let down = true;
   const flaky = Object.create(bus, {
@@ -104,14 +96,7 @@ test('a drain whose send fails publishes nothing; the next one sends it all; two
   });
   const a = new LedgerRelay(orm, flaky, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000, 37);
   const b = new LedgerRelay(orm, flaky, (topic) => `l.${topic}`, pino({ level: 'silent' }), 60_000, 37);
-  t.teardown(async () => {
-    await a.stop();
-    await b.stop();
-    await consumer.stop();
-    await bus.close();
-    await orm.close();
-    await db.drop();
-  });
+  relays.push(a, b);
   await (orm.em.fork() as any).execute(
     `insert into ledger_messages (market, topic, seq, type, owner_lc, payload, at, published)
      select 'M' || (s % 3), case when s % 2 = 0 then 'orders' else 'trades' end, s, 'order_live', null, '{}'::jsonb, now(), false
