@@ -14,6 +14,14 @@ const big = z.union([z.string().regex(/^\d{1,24}$/), z.number().int().nonnegativ
 const now = z.number().int().nonnegative();
 
 export const side = z.enum(['BUY', 'SELL']);
+/** A token account as read at `slot`: its amount and, when known, its standing allowance. */
+const balance = z.object({
+  amount: big,
+  slot: z.number().int().nonnegative(),
+  delegate: z.string().min(1).max(64).nullable().optional(),
+  delegatedAmount: big.optional(),
+});
+export type BalanceInput = z.output<typeof balance>;
 export const orderType = z.enum(['GTC', 'FOK', 'GTD']);
 export const marketStatus = z.enum(['open', 'closed', 'resolved']);
 /** Settlement progress of a trade, from the executor (issue 5): recorded on the ledger as is. */
@@ -84,7 +92,40 @@ export const placeOrder = z.object({
   held: z.boolean().optional(),
   /** Warnings the wallet found (e.g. `allowance`), given back in the answer before the book's own. */
   warnings: z.array(z.string().min(1).max(32)).max(8).optional(),
+  /**
+   * A SELL straight from the front door: the book itself holds the order's tokens (an outcome token
+   * belongs to this market alone, so its balance is kept here, not by the wallet), against the
+   * balance on record or the one brought (`balance`, newest slot wins). Refused with
+   * INSUFFICIENT_BALANCE or BALANCE_UNKNOWN (the sender reads the chain and asks again) when it does
+   * not fit. `delegate`: the allowance the order's `allowance` warning is checked against.
+   */
+  holdTokens: z.object({ balance: balance.optional(), delegate: z.string().min(1).max(64).nullable() }).optional(),
 });
+/** An outcome token account of `owner` as read (or notified) at its slot: the newest slot wins. */
+export const seeBalance = z.object({
+  type: z.literal('SeeBalance'),
+  owner: z.string().min(1).max(64),
+  asset: z.string().min(1),
+  balance,
+  now,
+});
+/**
+ * Holds `amount` of each of `assets` (outcome tokens of this market) of `owner` for a conversion
+ * (merge_tokens) until ReleaseTokens with the same id, or for `holdMs` at most: what resting SELL
+ * orders hold stays theirs (the conversion is refused instead). All or nothing.
+ */
+export const reserveTokens = z.object({
+  type: z.literal('ReserveTokens'),
+  id: z.string().min(1).max(200),
+  owner: z.string().min(1).max(64),
+  holds: z
+    .array(z.object({ asset: z.string().min(1), amount: big, balance: balance.optional() }))
+    .min(1)
+    .max(2),
+  holdMs: z.number().int().positive().max(600_000),
+  now,
+});
+export const releaseTokens = z.object({ type: z.literal('ReleaseTokens'), id: z.string().min(1).max(200), now });
 /** reason: 'user' (default) or e.g. 'heartbeat_timeout' (cancel-on-disconnect); carried by OrderCancelled. */
 export const cancelOrders = z.object({
   type: z.literal('CancelOrders'),
@@ -142,6 +183,9 @@ export const bookCommand = z.discriminatedUnion('type', [
   startGame,
   releaseDelayed,
   updateTrade,
+  seeBalance,
+  reserveTokens,
+  releaseTokens,
   readOrders,
   readQuote,
   readBook,
@@ -163,10 +207,15 @@ export type Expire = z.output<typeof expire>;
 export type StartGame = z.output<typeof startGame>;
 export type ReleaseDelayed = z.output<typeof releaseDelayed>;
 export type UpdateTrade = z.output<typeof updateTrade>;
+export type SeeBalance = z.output<typeof seeBalance>;
+export type ReserveTokens = z.output<typeof reserveTokens>;
+export type ReleaseTokens = z.output<typeof releaseTokens>;
 
 // ---- replies (as the book decides them; over the bus a bigint arrives as its decimal string) ----
 
 export type RejectCode =
+  | 'INSUFFICIENT_BALANCE'
+  | 'BALANCE_UNKNOWN'
   | 'INVALID_ORDER'
   | 'INVALID_TICK_SIZE'
   | 'INVALID_MIN_SIZE'
@@ -293,6 +342,11 @@ export interface BookView {
   last: LastTrade | null;
 }
 
+/** A token hold of the book (ReserveTokens, ReleaseTokens): ok, or it does not fit / no balance on record. */
+export type TokensReply =
+  | { ok: true; released?: boolean }
+  | { ok: false; code: 'INSUFFICIENT_BALANCE' | 'BALANCE_UNKNOWN'; asset: string; available: string; message: string };
+
 /** The reply to each command type. */
 export interface BookReplies {
   ConfigureMarket: ConfigureReply;
@@ -303,6 +357,9 @@ export interface BookReplies {
   StartGame: EjectReply;
   ReleaseDelayed: ReleaseReply;
   UpdateTrade: UpdateTradeReply | Rejection;
+  SeeBalance: { ok: true };
+  ReserveTokens: TokensReply;
+  ReleaseTokens: TokensReply;
   ReadOrders: { orders: OrderView[] };
   ReadQuote: QuoteReply;
   ReadBook: BookView;

@@ -50,10 +50,10 @@ export function remainingReservationOf(o: { side: Side; tokenId: string; price: 
 }
 
 /** The release that takes an order from `before` to `after` remaining tokens. */
-export function releaseOf(o: { owner: string; side: Side; tokenId: string; price: number }, before: bigint, after: bigint) {
+export function releaseOf(o: { owner: string; side: Side; tokenId: string; price: number; inBook?: true }, before: bigint, after: bigint) {
   const amount =
     before === after ? 0n : o.side === 'SELL' ? before - after : reservedFor('BUY', o.price, before) - reservedFor('BUY', o.price, after);
-  return { owner: o.owner, asset: o.side === 'BUY' ? 'collateral' : o.tokenId, amount };
+  return { owner: o.owner, asset: o.side === 'BUY' ? 'collateral' : o.tokenId, amount, ...(o.inBook ? { inBook: true as const } : {}) };
 }
 
 /** "0.01" / 0.01 (decimal units, at most 6 places) → 10_000 micro-units; null when malformed. */

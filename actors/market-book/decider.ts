@@ -8,6 +8,7 @@ import { evolveBook, initialBook } from './evolve.ts';
 import { decidePlace, decideRelease } from './place.ts';
 import { decideCancel, decideExpire, decideInvalidate, decideStartGame } from './removals.ts';
 import { decideUpdateTrade } from './settlement.ts';
+import { decideReleaseTokens, decideReserveTokens, decideSeeBalance } from './tokens.ts';
 import type { BookCommand, BookEvent, BookReply, BookState } from './types.ts';
 import type { BookReplies } from '../../topics/clob-commands.ts';
 
@@ -41,14 +42,18 @@ export const RELEASE_FORWARD_MAX = 2_000;
 function cancelThroughWallet(d: Answer<'CancelOrders'>, cmd: Extract<BookCommand, { type: 'CancelOrders' }>): Answer<'CancelOrders'> {
   const r = d.reply;
   if (!cmd.releaseTo || !r.canceled.length || r.canceled.length + Object.keys(r.not_canceled).length > RELEASE_FORWARD_MAX) return d;
+  // Orders whose tokens this book held (a SELL's, tokens.ts) are free with the cancel itself.
+  const walletHeld: string[] = [];
+  for (const e of d.events) if (e.type === 'OrderCancelled' && !e.release.inBook) walletHeld.push(e.orderId);
+  if (!walletHeld.length) return { ...d, reply: { ...r, released: true } };
   return {
-    events: d.events.map((e) => (e.type === 'OrderCancelled' ? { ...e, walletReleased: true } : e)),
+    events: d.events.map((e) => (e.type === 'OrderCancelled' && !e.release.inBook ? { ...e, walletReleased: true } : e)),
     reply: r,
     forward: {
       topic: cmd.releaseTo,
       key: cmd.owner,
-      id: `cancel-release:${r.canceled[0]}`,
-      cmd: { type: 'ReleaseOrders', orderIds: r.canceled, reason: 'canceled', answer: { ...r, released: true } },
+      id: `cancel-release:${walletHeld[0]}`,
+      cmd: { type: 'ReleaseOrders', orderIds: walletHeld, reason: 'canceled', answer: { ...r, released: true } },
     },
   };
 }
@@ -74,6 +79,12 @@ export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookR
         return decideConfigure(state, cmd) satisfies Answer<'ConfigureMarket'>;
       case 'UpdateTrade':
         return decideUpdateTrade(state, cmd) satisfies Answer<'UpdateTrade'>;
+      case 'SeeBalance':
+        return decideSeeBalance(state, cmd) satisfies Answer<'SeeBalance'>;
+      case 'ReserveTokens':
+        return decideReserveTokens(state, cmd) satisfies Answer<'ReserveTokens'>;
+      case 'ReleaseTokens':
+        return decideReleaseTokens(state, cmd) satisfies Answer<'ReleaseTokens'>;
       default:
         return { events: [], reply: { error: 'INVALID_COMMAND', message: `unknown command ${(cmd as { type?: unknown }).type}` } };
     }

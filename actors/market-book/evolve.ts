@@ -4,6 +4,7 @@
 import { gcd, ONE } from './amounts.ts';
 import { tidyDue, trackResting } from './due.ts';
 import { remember } from './finished.ts';
+import { evolveTokens } from './tokens.ts';
 import { addOwner, dropOwner } from './owners.ts';
 import { book, emptyBest, emptyLadders, relayout, unbook } from './ladder.ts';
 import { BUY, NO, SELL, YES, type BookEvent, type BookOrder, type BookState, type Finish, type OrderData } from './types.ts';
@@ -27,6 +28,8 @@ export function initialBook(key: string): BookState {
     finishedPos: 0,
     nextSeq: 0,
     lastTrade: null,
+    balances: new Map(),
+    reserves: new Map(),
     byExpiry: [],
     byBookedAt: [],
   };
@@ -49,6 +52,7 @@ export function toBookOrder(d: OrderData, bookedAt: number): BookOrder {
     createdAt: d.createdAt,
     seq: d.seq,
     delayed: d.delayed,
+    ...(d.inBook ? { inBook: true as const } : {}),
     ownerKey: d.owner.toLowerCase(),
     a: d.outcome === 'YES' ? YES : NO,
     s: d.side === 'BUY' ? BUY : SELL,
@@ -92,6 +96,11 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
     case 'TradeUpdated':
       return s; // settlement news: the ledger's, not the book's
     case 'HoldReturned':
+      return s;
+    case 'BalanceSeen':
+    case 'TokensReserved':
+    case 'TokensReleased':
+      evolveTokens(s, e);
       return s; // the wallet's business: the order never was on the book
     case 'OrderCancelled':
       finish(s, e.orderId, 'cancelled');

@@ -3,6 +3,7 @@
 import { feeOf, feeUnits, ONE, ONE_N, releaseOf, reservationOf } from './amounts.ts';
 import { dueAt } from './due.ts';
 import { ownerCount } from './owners.ts';
+import { holdTokens, type TokenHold } from './tokens.ts';
 import { evolveBook } from './evolve.ts';
 import { cloneBook } from './snapshot.ts';
 import { sweep, type Fill } from './sweep.ts';
@@ -94,6 +95,14 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
       reply: reject('INVALID_ORDER', `the wallet already has ${maxOpen} open orders in this market, the most allowed: cancel some first`),
     };
   }
+  // A SELL straight from the front door: its tokens are held here (tokens.ts), before any matching.
+  let hold: TokenHold | null = null;
+  if (cmd.holdTokens) {
+    if (o.side !== 'SELL' || cmd.held)
+      return { events: [], reply: reject('INVALID_COMMAND', 'holdTokens is for a SELL its wallet does not hold') };
+    hold = holdTokens(s, o.maker, o.tokenId, o.size, cmd.holdTokens, cmd.now);
+    if (hold.refused) return { events: hold.events, reply: hold.refused };
+  }
   const d: OrderData = {
     hash: o.hash,
     owner: o.maker,
@@ -110,6 +119,7 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
     createdAt: Number.isSafeInteger(o.createdAt) ? o.createdAt : cmd.now,
     seq: -1,
     delayed: false,
+    ...(hold ? { inBook: true as const } : {}),
   };
   const bound = typeof cmd.distortionBound === 'number' ? cmd.distortionBound : null;
   const cap = typeof cmd.maxMakersPerTrade === 'number' ? cmd.maxMakersPerTrade : null;
@@ -119,9 +129,12 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
   const capMM = typeof cmd.maxMakersPerMintMergeTrade === 'number' ? cmd.maxMakersPerMintMergeTrade : cap;
   if (capMM !== null && (!Number.isSafeInteger(capMM) || capMM < 1))
     return { events: [], reply: reject('INVALID_COMMAND', 'maxMakersPerMintMergeTrade must be a positive integer') };
+  const seen = hold?.events ?? [];
+  const warnings = hold?.short ? ['allowance'] : [];
   if (inStartWindow(m, cmd.now)) {
     return {
       events: [
+        ...seen,
         {
           type: 'OrderDelayed',
           at: cmd.now,
@@ -142,7 +155,7 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
         makingAmount: 0n,
         takingAmount: 0n,
         tradeIDs: [],
-        warnings: [],
+        warnings,
         sizeMatched: 0n,
         remaining: d.size,
         fee: 0n,
@@ -155,8 +168,10 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
   const r = match(s, m, d, cmd.now, cmd.mintMerge, bound, cmd.tradeId, cap, capMM, due.ejected);
   // Its wallet holds for it for good: the ledger sends no confirmation (see held in types.ts).
   if (cmd.held) for (const e of r.events) if (e.type === 'OrderPlaced') e.held = true;
-  if (due.events.length === 0 || 'error' in r.reply) return r;
-  return { events: [...due.events, ...r.events], reply: r.reply };
+  if ('error' in r.reply) return seen.length ? { events: seen, reply: r.reply } : r;
+  if (warnings.length) r.reply.warnings = warnings;
+  if (due.events.length === 0 && seen.length === 0) return r;
+  return { events: [...due.events, ...seen, ...r.events], reply: r.reply };
 }
 
 /**
@@ -349,7 +364,7 @@ export function decideRelease(s: BookState, now: number): Decided<ReleaseReply> 
               sizeMatched: 0n,
               remaining: d.size,
               held: true,
-              release: { owner: d.owner, ...reservationOf(d) },
+              release: { owner: d.owner, ...reservationOf(d), ...(d.inBook ? { inBook: true as const } : {}) },
               reason: 'release_rejected',
               code: r.reply.error,
             },

@@ -31,7 +31,7 @@ function live(s: BookState, hash: string): Live | null {
 
 function releaseOfLive(l: Live): Release {
   const d = dataOf(l);
-  return l.held ? { owner: d.owner, ...reservationOf(d) } : releaseOf(d, d.remaining, 0n);
+  return l.held ? { owner: d.owner, ...reservationOf(d), ...(d.inBook ? { inBook: true as const } : {}) } : releaseOf(d, d.remaining, 0n);
 }
 
 /** The fields of an event that takes `l` off the book (or out of the hold) at `at`. */

@@ -7,7 +7,15 @@ import { initialBook, toBookOrder } from './evolve.ts';
 import { trackResting } from './due.ts';
 import { finishedList, remember } from './finished.ts';
 import { addOwner } from './owners.ts';
-import type { BookState, Finish, Market, OrderData } from './types.ts';
+import type { BookState, Finish, Market, OrderData, TokenBalance } from './types.ts';
+
+/** A TokenBalance as JSON. */
+interface BalanceJson {
+  amount: string;
+  slot: number;
+  delegate?: string | null;
+  delegatedAmount?: string;
+}
 
 type Str<T> = { [K in keyof T]: T[K] extends bigint ? string : T[K] };
 
@@ -29,6 +37,10 @@ export interface BookSnapshot {
   }>;
   finished: Array<[hash: string, owner: string, how: Finish]>;
   lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
+  /** Outcome token balances as last seen, [owner, asset, balance] (absent in snapshots from before). */
+  balances?: Array<[owner: string, asset: string, balance: BalanceJson]>;
+  /** Conversions' token holds (absent in snapshots from before). */
+  reserves?: Array<[id: string, owner: string, holds: Array<{ asset: string; amount: string }>, lapsesAt: number]>;
 }
 
 const dataOut = (d: OrderData): Str<OrderData> => ({
@@ -47,6 +59,7 @@ const dataOut = (d: OrderData): Str<OrderData> => ({
   createdAt: d.createdAt,
   seq: d.seq,
   delayed: d.delayed,
+  ...(d.inBook ? { inBook: true as const } : {}),
 });
 
 const dataIn = (d: Str<OrderData>): OrderData => ({
@@ -77,6 +90,8 @@ export function toSnapshot(s: BookState): BookSnapshot {
     })),
     finished: finishedList(s),
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
+    ...(s.balances.size ? { balances: balancesOut(s) } : {}),
+    ...(s.reserves.size ? { reserves: reservesOut(s) } : {}),
   };
 }
 
@@ -112,7 +127,36 @@ export function fromSnapshot(json: unknown): BookState {
   }
   for (const [hash, owner, how] of j.finished) remember(s, hash, owner, how);
   s.lastTrade = j.lastTrade ? { ...j.lastTrade, size: BigInt(j.lastTrade.size) } : null;
+  for (const [owner, asset, b] of j.balances ?? []) {
+    let m = s.balances.get(owner);
+    if (!m) s.balances.set(owner, (m = new Map()));
+    const tb: TokenBalance = { amount: BigInt(b.amount), slot: b.slot };
+    if (b.delegate !== undefined) tb.delegate = b.delegate;
+    if (b.delegatedAmount !== undefined) tb.delegatedAmount = BigInt(b.delegatedAmount);
+    m.set(asset, tb);
+  }
+  for (const [id, owner, holds, lapsesAt] of j.reserves ?? [])
+    s.reserves.set(id, { owner, holds: holds.map((h) => ({ asset: h.asset, amount: BigInt(h.amount) })), lapsesAt });
   return s;
+}
+
+function balancesOut(s: BookState): NonNullable<BookSnapshot['balances']> {
+  const out: NonNullable<BookSnapshot['balances']> = [];
+  for (const [owner, m] of s.balances)
+    for (const [asset, b] of m) {
+      const j: BalanceJson = { amount: b.amount.toString(), slot: b.slot };
+      if (b.delegate !== undefined) j.delegate = b.delegate;
+      if (b.delegatedAmount !== undefined) j.delegatedAmount = b.delegatedAmount.toString();
+      out.push([owner, asset, j]);
+    }
+  return out;
+}
+
+function reservesOut(s: BookState): NonNullable<BookSnapshot['reserves']> {
+  const out: NonNullable<BookSnapshot['reserves']> = [];
+  for (const [id, r] of s.reserves)
+    out.push([id, r.owner, r.holds.map((h) => ({ asset: h.asset, amount: h.amount.toString() })), r.lapsesAt]);
+  return out;
 }
 
 /** A deep, independent copy (for a decision that must try several steps on a scratch state). */

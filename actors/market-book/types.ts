@@ -37,6 +37,11 @@ export type {
   StartGame,
   UpdateTrade,
   UpdateTradeReply,
+  SeeBalance,
+  ReserveTokens,
+  ReleaseTokens,
+  TokensReply,
+  BalanceInput,
 } from '../../topics/clob-commands.ts';
 
 export type Outcome = 'YES' | 'NO';
@@ -56,6 +61,23 @@ export interface Release {
   owner: string;
   asset: 'collateral' | string;
   amount: bigint;
+  /** The hold is the book's own (a SELL's tokens, OrderData.inBook): nothing goes to the wallet. */
+  inBook?: true;
+}
+
+/** An outcome token account of a wallet as the book last saw it (newest slot wins). */
+export interface TokenBalance {
+  amount: bigint;
+  slot: number;
+  delegate?: string | null;
+  delegatedAmount?: bigint;
+}
+
+/** Tokens held for a conversion (ReserveTokens) until released, or until `lapsesAt`. */
+export interface TokenReserve {
+  owner: string;
+  holds: { asset: string; amount: bigint }[];
+  lapsesAt: number;
 }
 
 /** A plain copy of an order (no links): what events carry and snapshots store. */
@@ -76,6 +98,8 @@ export interface OrderData {
   seq: number;
   /** The order was held (status delayed) before it reached the book. */
   delayed: boolean;
+  /** Its tokens are held by this book (a SELL placed with `holdTokens`), not by its wallet. */
+  inBook?: true;
 }
 
 export interface MakerFill {
@@ -183,6 +207,11 @@ export type BookEvent =
       release: Release;
     }
   | { type: 'TradeMatched'; at: number; trade: TradeSummary }
+  /** A wallet's outcome token account as read or notified (SeeBalance, or brought by an order). */
+  | ({ type: 'BalanceSeen'; at: number; owner: string; asset: string } & TokenBalance)
+  /** Tokens held for a conversion (ReserveTokens); released by TokensReleased, or lapsing at `lapsesAt`. */
+  | ({ type: 'TokensReserved'; at: number; id: string } & TokenReserve)
+  | { type: 'TokensReleased'; at: number; id: string }
   /** An order its wallet held for (PlaceOrder `held`) was refused: its hold goes back (no change to the book). */
   | { type: 'HoldReturned'; at: number; orderId: string; owner: string; reason: string }
   /** The settlement executor's news of a trade (no change to the book). */
@@ -273,6 +302,10 @@ export interface BookState {
   finishedPos: number;
   nextSeq: number;
   lastTrade: LastTrade | null;
+  /** owner → outcome token → balance as last seen: what SELL orders with `holdTokens` are held against. */
+  balances: Map<string, Map<string, TokenBalance>>;
+  /** Conversions' holds by id (ReserveTokens). */
+  reserves: Map<string, TokenReserve>;
   /** Derived indexes (due.ts), rebuilt from the orders by fromSnapshot, never snapshotted: min-heaps
    *  of resting orders by expiration (only those with one) and by bookedAt, dead entries dropped
    *  lazily, so that a PlaceOrder finds in O(1) whether an ejection is due at its `now`. */

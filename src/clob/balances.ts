@@ -11,8 +11,9 @@ import type { ChainGateway, TokenHolding } from '../chain/gateway.ts';
 
 export interface BalanceWatchDeps {
   chain: () => ChainGateway | null;
-  /** Tells the wallet's actor what the chain shows now (a SeeBalance of `asset`). */
-  seen(wallet: string, asset: string, h: TokenHolding): Promise<void>;
+  /** Tells the actor that keeps the balance what the chain shows now (a SeeBalance of `asset`): the
+   *  wallet's, or for an outcome token the book of its `market`. */
+  seen(wallet: string, asset: string, h: TokenHolding, market?: string): Promise<void>;
   /** subscriptions kept at most (CLOB_BALANCE_WATCH_MAX) */
   max: number;
   /** a chain read that takes longer fails (default 3 s) */
@@ -32,6 +33,8 @@ interface Watched {
   /** when the chain last told this node about the account (a read or a notification) */
   seenAt: number;
   refreshing: boolean;
+  /** an outcome token's market: its balance is kept by that book */
+  market?: string;
 }
 
 /** A (wallet, mint) balance as the wallet's commands carry it (topics/wallet-commands.ts). */
@@ -55,8 +58,8 @@ export class BalanceWatch {
    * (and the account is watched from then on); null once seeded, or when the read failed (the actor
    * may know the balance already: an RPC outage then stops nobody it knows).
    */
-  async seed(wallet: string, mint: string, asset: string): Promise<TokenHolding | null> {
-    const w = this.touch(wallet, mint, asset);
+  async seed(wallet: string, mint: string, asset: string, market?: string): Promise<TokenHolding | null> {
+    const w = this.touch(wallet, mint, asset, market);
     if (!w) return this.read(wallet, mint).catch(() => null); // stopped: no watching, plain reads
     if (Date.now() - w.failedAt < (this.d.retryMs ?? 1000)) return null;
     if (w.seeded) {
@@ -95,7 +98,7 @@ export class BalanceWatch {
     }
   }
 
-  private touch(wallet: string, mint: string, asset: string): Watched | null {
+  private touch(wallet: string, mint: string, asset: string, market: string | undefined): Watched | null {
     if (this.stopped) return null;
     const k = `${wallet}|${mint}`;
     const got = this.watched.get(k);
@@ -104,7 +107,7 @@ export class BalanceWatch {
       this.watched.set(k, got);
       return got;
     }
-    const w: Watched = { stop: null, seeded: false, failedAt: -Infinity, seenAt: -Infinity, refreshing: false };
+    const w: Watched = { stop: null, seeded: false, failedAt: -Infinity, seenAt: -Infinity, refreshing: false, market };
     w.stop = this.subscribe(wallet, mint, asset, w);
     this.watched.set(k, w);
     while (this.watched.size > this.d.max) {
@@ -120,7 +123,7 @@ export class BalanceWatch {
     if (w.refreshing) return;
     w.refreshing = true;
     this.read(wallet, mint)
-      .then((h) => this.d.seen(wallet, asset, h))
+      .then((h) => this.d.seen(wallet, asset, h, w.market))
       .catch(() => {
         w.failedAt = Date.now();
       })
@@ -135,7 +138,9 @@ export class BalanceWatch {
     try {
       return chain.watchHolding(wallet, mint, (h) => {
         w.seenAt = Date.now();
-        this.d.seen(wallet, asset, h).catch((err) => this.d.log?.warn({ err, wallet, asset }, 'a balance change could not be told'));
+        this.d
+          .seen(wallet, asset, h, w.market)
+          .catch((err) => this.d.log?.warn({ err, wallet, asset }, 'a balance change could not be told'));
       });
     } catch (err) {
       this.d.log?.warn({ err, wallet, mint }, 'could not watch a token account');

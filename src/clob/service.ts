@@ -119,13 +119,15 @@ export class ClobService {
         createdAt: now,
       },
     };
-    const reply = await this.hold(wallet, { id, asset, mint, amount, market: market.condition_id }, book);
+    const o = { id, asset, mint, amount, market: market.condition_id };
+    const reply = order.side === 'SELL' ? await this.sell(wallet, o, book) : await this.hold(wallet, o, book);
     if ('ok' in reply) {
       if (reply.ok) throw new Error('the wallet held the order but did not hand it on'); // a wallet that fits always forwards
       if (reply.code === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reply.message);
       throw reject('INSUFFICIENT_BALANCE', reply.message ?? 'maker amount exceeds the unreserved balance');
     }
     // Refused by the book: its hold went back to the wallet with the refusal (HoldReturned).
+    if ('error' in reply && reply.error === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reply.message);
     if ('error' in reply)
       throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
     return {
@@ -186,6 +188,44 @@ export class ClobService {
       );
     }
     return ask(fresh, `hold:${o.id}:read`);
+  }
+
+  /**
+   * A SELL in one hop: its tokens belong to this market alone, so its book holds them (against the
+   * balance it keeps for the wallet, as the wallet does for collateral) and matches the order in the
+   * same command. The chain is read as for a BUY: the first time this node sees (wallet, token), and
+   * once more before a refusal for balance.
+   */
+  private async sell(
+    wallet: string,
+    o: { id: string; asset: string; mint: string; amount: bigint; market: string },
+    book: Record<string, unknown>,
+  ) {
+    const ask = (h: TokenHolding | null, key: string) =>
+      this.ask(
+        this.book,
+        o.market,
+        {
+          ...(book as Extract<BookProtocol['cmd'], { type: 'PlaceOrder' }>),
+          holdTokens: { ...(h ? { balance: balanceOf(h) } : {}), delegate: this.d.delegate() },
+        },
+        key,
+      );
+    const seeded = await this.d.balances.seed(wallet, o.mint, o.asset, o.market);
+    const first = await ask(seeded, `place:${o.id}`);
+    const short = 'error' in first && (first.error === 'INSUFFICIENT_BALANCE' || first.error === 'BALANCE_UNKNOWN');
+    if (!short || seeded) return first;
+    let fresh: TokenHolding;
+    try {
+      fresh = await this.d.balances.read(wallet, o.mint);
+    } catch (e) {
+      if (first.error !== 'BALANCE_UNKNOWN') return first;
+      throw unavailable(
+        'balance_unavailable',
+        `the wallet's balance is not known yet and the chain cannot be read: ${(e as Error).message}`,
+      );
+    }
+    return ask(fresh, `place:${o.id}:read`);
   }
 
   /**

@@ -17,6 +17,7 @@ import { ClobService } from '../clob/service.ts';
 import { BalanceWatch, balanceOf } from '../clob/balances.ts';
 import { channel } from '../runtime/asker.ts';
 import type { WalletProtocol } from '../../topics/wallet-commands.ts';
+import type { BookProtocol } from '../../topics/clob-commands.ts';
 import { BookClock } from '../clob/book-clock.ts';
 import { HeartbeatClock } from '../clob/heartbeats.ts';
 import { LedgerRelay } from '../clob/ledger-stream.ts';
@@ -61,10 +62,14 @@ export async function clobModule(
   const collateralMint = async () => cfg.collateralMint ?? (await q.programConfig(db()))?.collateral_mint ?? null;
   // Balances kept current from the chain's account notifications, told to the wallets' actors.
   const wallets = channel<WalletProtocol>(topics.wallet);
+  const books = channel<BookProtocol>(topics.book);
   const balances = new BalanceWatch({
     chain: o.chain,
     max: cfg.balanceWatchMax,
-    seen: (wallet, asset, h) => asker.tellTo(wallets, [{ key: wallet, cmd: { type: 'SeeBalance', asset, balance: balanceOf(h) } }]),
+    seen: (wallet, asset, h, market) =>
+      market
+        ? asker.tellTo(books, [{ key: market, cmd: { type: 'SeeBalance', owner: wallet, asset, balance: balanceOf(h), now: Date.now() } }])
+        : asker.tellTo(wallets, [{ key: wallet, cmd: { type: 'SeeBalance', asset, balance: balanceOf(h) } }]),
     log,
   });
   life.defer('balance watch', () => balances.stop());

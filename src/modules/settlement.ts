@@ -32,6 +32,7 @@ export function settlementModule(
       new MintMerge({
         asker: deps.asker,
         walletTopic: infra.topics.wallet,
+        bookTopic: infra.topics.book,
         catalog: deps.catalog,
         chain: o.chain,
         connection,

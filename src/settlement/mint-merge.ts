@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { PublicKey, type Connection, type Keypair } from '@solana/web3.js';
 import { channel, type Asker, type Channel } from '../runtime/asker.ts';
 import type { WalletProtocol } from '../../topics/wallet-commands.ts';
+import type { BookProtocol } from '../../topics/clob-commands.ts';
 import type { ChainGateway } from '../chain/gateway.ts';
 import type { Catalog } from '../clob/catalog.ts';
 import { invalid, notFound, unavailable } from '../errors.ts';
@@ -14,6 +15,7 @@ import { estimateComputeUnits, planMerge, planMint, signWithBudget } from '../ch
 export interface MintMergeDeps {
   asker: Asker;
   walletTopic: string;
+  bookTopic: string;
   catalog: Catalog;
   chain: () => ChainGateway | null;
   connection: () => Connection | null;
@@ -24,9 +26,11 @@ export interface MintMergeDeps {
 
 export class MintMerge {
   private readonly wallet: Channel<WalletProtocol>;
+  private readonly book: Channel<BookProtocol>;
 
   constructor(private d: MintMergeDeps) {
     this.wallet = channel(d.walletTopic);
+    this.book = channel(d.bookTopic);
   }
 
   async run(wallet: string, op: 'mint' | 'merge', conditionId: string, amount: bigint) {
@@ -51,7 +55,9 @@ export class MintMerge {
     const id = `${op}:${randomUUID()}`;
     const delegate = this.d.delegate.publicKey.toBase58();
     const held: string[] = [];
+    let tokensHeld = false;
     try {
+      const reads = [];
       for (const s of spends) {
         const h = await chain.holding(wallet, s.mint);
         if (h.delegate !== delegate || h.delegatedAmount < amount) {
@@ -60,6 +66,31 @@ export class MintMerge {
             `the delegate ${delegate} may not move ${amount} of ${s.asset === 'collateral' ? 'collateral' : s.asset} (allowance ${h.delegate === delegate ? h.delegatedAmount : 0n}); set it with the allowance tool`,
           );
         }
+        reads.push({ ...s, h });
+      }
+      // Outcome tokens are held by their market's book (what its SELL orders hold stays theirs), both at once.
+      if (op === 'merge') {
+        const r = await this.d.asker.askTo(
+          this.book,
+          market.condition_id,
+          {
+            type: 'ReserveTokens',
+            id,
+            owner: wallet,
+            holds: reads.map((x) => ({
+              asset: x.asset,
+              amount: amount.toString(),
+              balance: { amount: x.h.amount.toString(), slot: x.h.slot },
+            })),
+            holdMs: 120_000,
+            now: Date.now(),
+          },
+          { id: `reserve:${id}` },
+        );
+        if (!r.ok) throw invalid('INSUFFICIENT_BALANCE', r.message);
+        tokensHeld = true;
+      }
+      for (const { h, ...s } of op === 'mint' ? reads : []) {
         const orderId = `${id}:${s.asset}`;
         const r = await this.d.asker.askTo(
           this.wallet,
@@ -106,6 +137,10 @@ export class MintMerge {
         transaction_hash: signature,
       };
     } finally {
+      if (tokensHeld)
+        await this.d.asker
+          .askTo(this.book, market.condition_id, { type: 'ReleaseTokens', id, now: Date.now() }, { id: `release:${id}` })
+          .catch(() => undefined);
       for (const orderId of held) {
         await this.d.asker
           .askTo(this.wallet, wallet, { type: 'Release', orderId, reason: 'done' }, { id: `release:${orderId}` })

@@ -29,11 +29,12 @@ function release(
   topic: string,
   id: string,
   orderId: string,
-  rel: { owner: string; amount: bigint } | undefined,
+  rel: { owner: string; amount: bigint; inBook?: true } | undefined,
   reason: string,
   at: number,
 ): WalletMessage | null {
-  if (!rel || rel.amount <= 0n) return null;
+  // (a SELL's tokens held by its book are free with the book's own event: nothing for the wallet)
+  if (!rel || rel.amount <= 0n || rel.inBook) return null;
   return walletCommand(topic, rel.owner, { type: 'Release', orderId, amount: rel.amount.toString(), reason }, { id, at });
 }
 
@@ -106,7 +107,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               },
             });
             // A resting or held order keeps its reservation: the hold taken before it reached the book is confirmed.
-            if ((e.type === 'OrderDelayed' || e.status === 'LIVE') && !e.held)
+            if ((e.type === 'OrderDelayed' || e.status === 'LIVE') && !e.held && !od.inBook)
               wallet.push(walletCommand(w, od.owner, { type: 'Confirm', orderId: od.hash }, { id: `confirm:${od.hash}`, at: e.at }));
             if (e.type === 'OrderPlaced') {
               // The release's id (the wallet's inbox key, at most 255 characters): the trade ids

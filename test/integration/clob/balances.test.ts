@@ -125,3 +125,64 @@ for (const [transport, bus] of transports)
     t.is(later.status, 200, JSON.stringify(later.body));
     t.is(later.body.status, 'live');
   });
+
+/** Alice's outcome token balance as the market's book last snapshotted it (a SELL's tokens are held by its book). */
+async function bookRecorded(w: ClobWorld, token: string) {
+  const rows = await (w.node.orm.em.fork() as any).execute("select state from actor_snapshots where kind = 'market-book' and key = ?", [
+    w.market.condition_id,
+  ]);
+  const state = typeof rows[0]?.state === 'string' ? JSON.parse(rows[0].state) : rows[0]?.state;
+  const row = (state?.balances ?? []).find((b: [string, string, unknown]) => b[0] === w.alice.publicKey.toBase58() && b[1] === token);
+  return row?.[2] as { amount: string; slot: number } | undefined;
+}
+
+const sell = (w: ClobWorld, size: string, price = '0.60') =>
+  call(w.node.url, 'POST', '/v1/order', {
+    token: w.A,
+    body: { order: order(w.alice, w.market.yes_token_id, 'SELL', price, size), orderType: 'GTC' },
+  });
+
+for (const [transport, bus] of transports)
+  test(`on ${transport}: a SELL's tokens are held by its book, follow the chain with no order placed, and are free again at once on cancel`, async (t) => {
+    const w = await clobWorld({ ...bus, RUNTIME_CHECKPOINT_MS: '100' });
+    t.teardown(() => w.close());
+    const yes = new PublicKey(w.market.yes_token_id);
+    // Alice has 100 YES: the first SELL reads them once; one of all 100 holds them all.
+    let resting = await sell(w, '100');
+    t.is(resting.status, 200, JSON.stringify(resting.body));
+    t.is(resting.body.status, 'live');
+    t.is((await sell(w, '1')).body.code, 'INSUFFICIENT_BALANCE', 'all of them are held');
+    // Cancelled, through each route in turn: at once, the whole balance is free again.
+    for (const [route, body] of [
+      ['cancel', () => ({ orderID: resting.body.orderID })],
+      ['cancel-batch', () => ({ orderIDs: [resting.body.orderID] })],
+      ['cancel-all', () => undefined],
+      ['cancel-market', () => ({ market: w.market.condition_id })],
+    ] as const) {
+      const c = await call(w.node.url, 'POST', `/v1/orders/${route}`, { token: w.A, body: body() });
+      t.deepEqual(c.body.canceled, [resting.body.orderID], route);
+      resting = await sell(w, '100');
+      t.is(resting.body.status, 'live', `${route}: ${JSON.stringify(resting.body)}`);
+    }
+    t.deepEqual(
+      (await call(w.node.url, 'POST', '/v1/orders/cancel', { token: w.A, body: { orderID: resting.body.orderID } })).body.canceled,
+      [resting.body.orderID],
+    );
+
+    // From here on every chain read fails: only the account subscription can tell the book.
+    w.chain.faults.rpcError({ method: 'getAccountInfo', count: 1_000 });
+    transfer(w, yes, w.alice, w.bob, 70n * U);
+    await until(async () => (await bookRecorded(w, w.market.yes_token_id))?.amount === (30n * U).toString(), 10_000, 'the 30 left');
+    const blocked = await sell(w, '31');
+    t.is(blocked.body.code, 'INSUFFICIENT_BALANCE');
+    t.regex(blocked.body.errorMsg, /unreserved balance 30000000\b/);
+    t.is(w.chain.faults.stats.rpcErrors, 1, 'only the one re-read before the rejection was tried');
+    // An outage leaves Alice selling what is known; Bob, never seen selling, gets a clear 503.
+    t.is((await sell(w, '30')).body.status, 'live');
+    const unknown = await call(w.node.url, 'POST', '/v1/order', {
+      token: w.B,
+      body: { order: order(w.bob, w.market.yes_token_id, 'SELL', '0.70', '1'), orderType: 'GTC' },
+    });
+    t.is(unknown.status, 503, JSON.stringify(unknown.body));
+    t.is(unknown.body.error, 'balance_unavailable');
+  });

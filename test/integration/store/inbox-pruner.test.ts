@@ -71,7 +71,8 @@ test('a rejected order leaves no inbox rows behind once their retention passed',
         ])
       ).rows[0].count,
     );
-  t.true((await left()) >= 3, 'the rejected orders wrote inbox rows (the wallet, the book, the returned hold)');
+  // (the BUY's in its wallet; the SELL's in its book, which holds a SELL's tokens itself)
+  t.true((await left()) >= 2, 'the rejected orders wrote inbox rows (the wallet, the book)');
   const deadline = Date.now() + 20_000;
   while ((await left()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
   t.is(await left(), 0, 'pruned after their retention');

@@ -1055,3 +1055,92 @@ test('an order its wallet holds for (held): placed without a confirmation, refus
   t.deepEqual(dup.events, []);
   t.deepEqual(checkBook(b.s), []);
 });
+
+test("a SELL's tokens held by its book: against the balance on record less its other SELLs, freed by cancel and fill, newest read wins", (t) => {
+  const b = book();
+  const hold = (balance?: { amount: bigint; slot: number; delegate?: string; delegatedAmount?: bigint }) => ({
+    holdTokens: { ...(balance ? { balance } : {}), delegate: 'D' },
+  });
+  // No balance on record and none brought: the sender is told to read the chain.
+  const unknown = place(b, order('alice', 'YES', 'SELL', 0.6, 5), hold());
+  t.is(unknown.reply.error, 'BALANCE_UNKNOWN');
+  t.deepEqual(unknown.events, []);
+  // 10 tokens at slot 5 (allowance to D for 100): a SELL of 6 rests, marked as the book's own hold.
+  const first = place(
+    b,
+    order('alice', 'YES', 'SELL', 0.6, 6),
+    hold({ amount: 10n * U, slot: 5, delegate: 'D', delegatedAmount: 100n * U }),
+  );
+  t.like(first.reply, { status: 'live', warnings: [] });
+  t.deepEqual(types(first.events), ['BalanceSeen', 'OrderPlaced']);
+  t.true((first.events[1] as Extract<BookEvent, { type: 'OrderPlaced' }>).order.inBook);
+  // 4 left: a SELL of 5 is refused (and changes nothing), one of 4 rests; the other outcome is its own balance.
+  const over = place(b, order('alice', 'YES', 'SELL', 0.6, 5), hold());
+  t.like(over.reply, { error: 'INSUFFICIENT_BALANCE', message: `maker amount ${5n * U} exceeds the unreserved balance ${4n * U}` });
+  t.deepEqual(over.events, []);
+  t.like(place(b, order('alice', 'YES', 'SELL', 0.65, 4), hold()).reply, { status: 'live' });
+  t.is(place(b, order('alice', 'NO', 'SELL', 0.6, 1), hold()).reply.error, 'BALANCE_UNKNOWN');
+  // A cancel frees what the order held at once, with no hand-on to the wallet (read your writes).
+  const cancel = b.send({ type: 'CancelOrders', owner: 'alice', orderIds: [first.reply.orderID], now: 1000, releaseTo: 'wallets' });
+  t.deepEqual(cancel.reply.canceled, [first.reply.orderID]);
+  t.true(cancel.reply.released, 'answered by the book itself: nothing held by the wallet');
+  t.is(cancel.forward, undefined);
+  t.true((cancel.events[0] as Extract<BookEvent, { type: 'OrderCancelled' }>).release.inBook, 'the ledger sends no Release');
+  t.like(place(b, order('alice', 'YES', 'SELL', 0.6, 6), hold()).reply, { status: 'live', warnings: [] });
+  // Filled in part by a BUY: what was sold is no longer held by the order (the chain's change will follow).
+  const buy = place(b, order('bob', 'YES', 'BUY', 0.6, 2));
+  t.is(buy.reply.status, 'matched');
+  t.true((buy.events.find((e) => e.type === 'OrderUpdated') as Extract<BookEvent, { type: 'OrderUpdated' }>).release.inBook);
+  // 8 held of 10: an older read changes nothing; a newer one (the settled sale, and 1 more sent in: 9) is what holds count against.
+  b.send({ type: 'SeeBalance', owner: 'alice', asset: YES, balance: { amount: 50n * U, slot: 4 }, now: 1000 });
+  t.like(place(b, order('alice', 'YES', 'SELL', 0.7, 3), hold()).reply, { error: 'INSUFFICIENT_BALANCE' });
+  b.send({ type: 'SeeBalance', owner: 'alice', asset: YES, balance: { amount: 9n * U, slot: 9 }, now: 1000 });
+  t.like(
+    place(b, order('alice', 'YES', 'SELL', 0.7, 1), hold()).reply,
+    { status: 'live', warnings: ['allowance'] },
+    'the newer read carries no allowance',
+  );
+  // A BUY cannot ask the book to hold for it.
+  t.is(place(b, order('alice', 'YES', 'BUY', 0.3, 1), hold()).reply.error, 'INVALID_COMMAND');
+  // Snapshots keep the balances and the marks.
+  const again = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))));
+  t.deepEqual(toSnapshot(again), toSnapshot(b.s));
+  const more = D.decide(again, {
+    type: 'PlaceOrder',
+    order: order('alice', 'YES', 'SELL', 0.7, 1),
+    now: 1000,
+    mintMerge: true,
+    distortionBound: 1_000_000,
+    ...hold(),
+  });
+  t.is((more.reply as any).error, 'INSUFFICIENT_BALANCE', 'restored: 9 on record, all held');
+  t.deepEqual(checkBook(b.s), []);
+});
+
+test('a conversion reserves tokens on the book against its SELLs, all or nothing, until released or lapsed', (t) => {
+  const b = book();
+  b.send({ type: 'SeeBalance', owner: 'alice', asset: YES, balance: { amount: 10n * U, slot: 1 }, now: 1000 });
+  b.send({ type: 'SeeBalance', owner: 'alice', asset: NO, balance: { amount: 3n * U, slot: 1 }, now: 1000 });
+  t.like(place(b, order('alice', 'YES', 'SELL', 0.6, 8), { holdTokens: { delegate: null } }).reply, { status: 'live' });
+  const reserve = (id: string, amount: bigint, now = 1000) =>
+    b.send({
+      type: 'ReserveTokens',
+      id,
+      owner: 'alice',
+      holds: [
+        { asset: YES, amount },
+        { asset: NO, amount },
+      ],
+      holdMs: 5000,
+      now,
+    }).reply;
+  t.like(reserve('m1', 3n * U), { ok: false, code: 'INSUFFICIENT_BALANCE', asset: YES, available: String(2n * U) }, 'the SELL keeps its 8');
+  t.like(reserve('m1', 2n * U), { ok: true });
+  t.like(reserve('m1', 2n * U), { ok: true }, 'the same id answers as before');
+  t.is(place(b, order('alice', 'YES', 'SELL', 0.6, 1), { holdTokens: { delegate: null } }).reply.error, 'INSUFFICIENT_BALANCE');
+  t.like(b.send({ type: 'ReleaseTokens', id: 'm1', now: 1000 }).reply, { ok: true, released: true });
+  t.like(b.send({ type: 'ReleaseTokens', id: 'm1', now: 1000 }).reply, { ok: true, released: false });
+  t.like(reserve('m2', 2n * U), { ok: true });
+  // A node that died mid-conversion leaks nothing: past holdMs the tokens are free again.
+  t.like(place(b, order('alice', 'YES', 'SELL', 0.6, 2), { holdTokens: { delegate: null }, now: 7000 }).reply, { status: 'live' });
+});
