@@ -37,7 +37,9 @@ const SEEN_AND_MARKET = `select (k.i)::int as i, exists(select 1 from open_order
   from jsonb_array_elements($1::jsonb) with ordinality as k(v, i)
   left join lateral (select ${CONFIG_COLUMNS} from markets where yes_token_id = k.v->>1 or no_token_id = k.v->>1 limit 1) as m on true`;
 
-const ROWS = `select id, market, owner_lc, status from open_orders where id in (select jsonb_array_elements_text($1::jsonb))`;
+// By the primary key: as `id in (select …)` the planner hashed the ids and scanned the whole table
+// (1.3 ms per read on PGlite at a few thousand orders, growing with every order ever placed).
+const ROWS = `select id, market, owner_lc, status from open_orders where id = any(array(select jsonb_array_elements_text($1::jsonb)))`;
 
 /** A loader that batches the keys asked in one event-loop turn (not only one promise tick). */
 function turnLoader<K, V>(load: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {

@@ -22,6 +22,7 @@ import { Migration20261130100000 } from './Migration20261130100000.ts';
 import { Migration20261130110000 } from './Migration20261130110000.ts';
 import { Migration20261201100000 } from './Migration20261201100000.ts';
 import { Migration20261201110000 } from './Migration20261201110000.ts';
+import { Migration20261202100000 } from './Migration20261202100000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -47,4 +48,5 @@ export const migrationsList = [
   { name: 'Migration20261130110000', class: Migration20261130110000 },
   { name: 'Migration20261201100000', class: Migration20261201100000 },
   { name: 'Migration20261201110000', class: Migration20261201110000 },
+  { name: 'Migration20261202100000', class: Migration20261202100000 },
 ];
