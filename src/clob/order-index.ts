@@ -33,13 +33,16 @@ const MAX_TOKENS = 100_000;
 /** Most reads in one statement; a bigger turn is split (DataLoader's maxBatchSize). */
 const MAX_BATCH = 500;
 
-const SEEN_AND_MARKET = `select (k.i)::int as i, exists(select 1 from open_orders where id = k.v->>0) as seen, m.*
+// Whether each order was posted (by the primary key: open_orders_known), with its token's market.
+const SEEN_AND_MARKET = `with known as (select id from open_orders_known($2::jsonb))
+select (k.i)::int as i, (k.v->>0) in (select id from known) as seen, m.*
   from jsonb_array_elements($1::jsonb) with ordinality as k(v, i)
   left join lateral (select ${CONFIG_COLUMNS} from markets where yes_token_id = k.v->>1 or no_token_id = k.v->>1 limit 1) as m on true`;
 
-// By the primary key: as `id in (select …)` the planner hashed the ids and scanned the whole table
-// (1.3 ms per read on PGlite at a few thousand orders, growing with every order ever placed).
-const ROWS = `select id, market, owner_lc, status from open_orders where id = any(array(select jsonb_array_elements_text($1::jsonb)))`;
+// By the primary key, whatever the table's statistics say (open_orders_known, Migration20261202100000):
+// as `id in (select …)` the planner hashed the ids and scanned the whole table (1.3 ms per read on
+// PGlite at a few thousand orders, growing with every order ever placed).
+const ROWS = `select id, market, owner_lc, status from open_orders_known($1::jsonb)`;
 
 /** A loader that batches the keys asked in one event-loop turn (not only one promise tick). */
 function turnLoader<K, V>(load: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
@@ -60,7 +63,10 @@ export class OrderIndex {
     private marketTtlMs = MARKET_TTL_MS,
   ) {
     this.seen = turnLoader(async (keys) => {
-      const rows = await this.query('clob_orders_seen', SEEN_AND_MARKET, [JSON.stringify(keys.map((k) => [k.orderId, k.tokenId]))]);
+      const rows = await this.query('clob_orders_seen', SEEN_AND_MARKET, [
+        JSON.stringify(keys.map((k) => [k.orderId, k.tokenId])),
+        JSON.stringify(keys.map((k) => k.orderId)),
+      ]);
       const out = keys.map(() => ({ seen: false, market: null as MarketConfig | null }));
       for (const r of rows) out[Number(r.i) - 1] = { seen: !!r.seen, market: r.condition_id ? toConfig(r) : null };
       return out;
@@ -102,6 +108,9 @@ export class OrderIndex {
 
   private async query<R = any>(name: string, sql: string, params: string[]): Promise<R[]> {
     if (this.reader) return this.reader.query<R>(name, sql, params);
-    return (await this.db().execute(sql.replace('$1', '?'), params)) as R[];
+    // positional: each $n becomes ? with its value, in the order they appear
+    const values: string[] = [];
+    const text = sql.replace(/\$(\d+)/g, (_, n: string) => (values.push(params[Number(n) - 1]), '?'));
+    return (await this.db().execute(text, values)) as R[];
   }
 }
