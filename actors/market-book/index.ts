@@ -4,6 +4,7 @@ import type { BookCommand, BookEvent, BookReply, BookState } from './types.ts';
 export { marketBookDecider, RELEASE_FORWARD_MAX } from './decider.ts';
 export { initialBook, evolveBook } from './evolve.ts';
 export { FINISHED_CAP } from './finished.ts';
+export { BALANCES_MAX } from './tokens.ts';
 export { toSnapshot, fromSnapshot, cloneBook, type BookSnapshot } from './snapshot.ts';
 export {
   ordersOf,

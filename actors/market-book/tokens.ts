@@ -4,7 +4,7 @@
 // brings the first read, SeeBalance the account's changes, newest slot wins); what is held is
 // derived from the state itself — the remaining size of the owner's resting and delayed SELL orders
 // placed this way, plus the conversions' unlapsed reserves — so no event has to keep a sum right.
-import { ownerHashes } from './owners.ts';
+import { ownerCount, ownerHashes } from './owners.ts';
 import type {
   BalanceInput,
   BookEvent,
@@ -138,12 +138,36 @@ export function decideReleaseTokens(s: BookState, cmd: ReleaseTokens): Decided<T
   return { events: [{ type: 'TokensReleased', at: cmd.now, id: cmd.id }], reply: { ok: true, released: true } };
 }
 
+/**
+ * Most owners whose token balances a book keeps (its snapshot holds them all). Past it, the owner
+ * seen longest ago that holds nothing here (no order, no reserve) is forgotten: its next SELL
+ * answers BALANCE_UNKNOWN and the front door reads the chain once for it.
+ */
+export const BALANCES_MAX = 10_000;
+
+function forgetIdle(s: BookState): void {
+  let looked = 0;
+  for (const owner of s.balances.keys()) {
+    if (++looked > 64) return; // all busy near the front: the map grows a little instead
+    if (ownerCount(s, owner.toLowerCase()) > 0) continue;
+    let reserving = false;
+    for (const r of s.reserves.values()) if (r.owner === owner) reserving = true;
+    if (reserving) continue;
+    s.balances.delete(owner);
+    return;
+  }
+}
+
 /** evolve's part: the token events, in place. */
 export function evolveTokens(s: BookState, e: Extract<BookEvent, { type: 'BalanceSeen' | 'TokensReserved' | 'TokensReleased' }>): void {
   switch (e.type) {
     case 'BalanceSeen': {
+      // Most recently seen last: the owners seen longest ago go first when the book keeps too many.
       let m = s.balances.get(e.owner);
-      if (!m) s.balances.set(e.owner, (m = new Map()));
+      if (m) s.balances.delete(e.owner);
+      else m = new Map();
+      s.balances.set(e.owner, m);
+      if (s.balances.size > BALANCES_MAX) forgetIdle(s);
       const b: TokenBalance = { amount: e.amount, slot: e.slot };
       if (e.delegate !== undefined) b.delegate = e.delegate;
       if (e.delegatedAmount !== undefined) b.delegatedAmount = e.delegatedAmount;

@@ -16,6 +16,7 @@ import {
   reservationOf,
   toSnapshot,
   FINISHED_CAP,
+  BALANCES_MAX,
   type BookCommand,
   type BookEvent,
   type BookState,
@@ -1143,4 +1144,21 @@ test('a conversion reserves tokens on the book against its SELLs, all or nothing
   t.like(reserve('m2', 2n * U), { ok: true });
   // A node that died mid-conversion leaks nothing: past holdMs the tokens are free again.
   t.like(place(b, order('alice', 'YES', 'SELL', 0.6, 2), { holdTokens: { delegate: null }, now: 7000 }).reply, { status: 'live' });
+});
+
+test('a book keeps the token balances of at most BALANCES_MAX owners: the idle one seen longest ago goes first', (t) => {
+  const b = book();
+  const see = (owner: string, slot = 1) => b.send({ type: 'SeeBalance', owner, asset: YES, balance: { amount: 5n * U, slot }, now: 1000 });
+  see('seller');
+  t.like(place(b, order('seller', 'YES', 'SELL', 0.6, 1), { holdTokens: { delegate: null } }).reply, { status: 'live' });
+  see('idle');
+  for (let i = 0; i < BALANCES_MAX - 2; i++) see(`w${i}`);
+  t.is(b.s.balances.size, BALANCES_MAX);
+  see('idle', 2); // seen again: the most recent now
+  see('one-more');
+  t.is(b.s.balances.size, BALANCES_MAX);
+  t.true(b.s.balances.has('seller'), 'an owner with an order here is kept');
+  t.true(b.s.balances.has('idle'));
+  t.false(b.s.balances.has('w0'), 'the idle owner seen longest ago is forgotten');
+  t.is(place(b, order('w0', 'YES', 'SELL', 0.6, 1), { holdTokens: { delegate: null } }).reply.error, 'BALANCE_UNKNOWN');
 });

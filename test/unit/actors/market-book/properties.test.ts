@@ -9,6 +9,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import {
   checkBook,
+  cloneBook,
   fromSnapshot,
   marketBookDecider as D,
   reservationOf,
@@ -36,7 +37,11 @@ type Step =
       type: 'GTC' | 'FOK' | 'GTD';
       fee: boolean;
       ttl: number;
+      /** a SELL whose tokens the book holds (holdTokens), with a balance read brought (in tokens) or not */
+      hold: boolean;
+      brought: number | null;
     }
+  | { k: 'see'; owner: number; yes: boolean; amount: number; slot: number }
   | { k: 'cancel'; pick: number; owner: number }
   | { k: 'cancelAll'; owner: number; asset: 0 | 1 | 2 }
   | { k: 'invalidate'; pick: number }
@@ -55,9 +60,21 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       type: fc.constantFrom('GTC' as const, 'GTC' as const, 'FOK' as const, 'GTD' as const),
       fee: fc.boolean(),
       ttl: fc.integer({ min: 1, max: 30 }),
+      hold: fc.boolean(),
+      brought: fc.option(fc.integer({ min: 0, max: 60 }), { nil: null }),
     }),
   },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('cancel' as const), pick: fc.nat(), owner: fc.nat(OWNERS.length - 1) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      k: fc.constant('see' as const),
+      owner: fc.nat(OWNERS.length - 1),
+      yes: fc.boolean(),
+      amount: fc.integer({ min: 0, max: 60 }),
+      slot: fc.nat(200),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -144,6 +161,19 @@ function commands(sc: Scenario): BookCommand[] {
           orderType: s.type,
           createdAt: now,
         },
+        ...(s.hold && !s.buy
+          ? {
+              holdTokens: { delegate: null, ...(s.brought === null ? {} : { balance: { amount: BigInt(s.brought) * 250_000n, slot: i } }) },
+            }
+          : {}),
+      });
+    } else if (s.k === 'see') {
+      out.push({
+        type: 'SeeBalance',
+        owner: OWNERS[s.owner],
+        asset: s.yes ? YES : NO,
+        balance: { amount: BigInt(s.amount) * 250_000n, slot: s.slot },
+        now,
       });
     } else if (s.k === 'cancel' && hashes.length) {
       out.push({ type: 'CancelOrders', owner: OWNERS[s.owner], orderIds: [hashes[s.pick % hashes.length]], now });
@@ -181,6 +211,16 @@ function run(cmds: BookCommand[], s: BookState = D.initial(MKT)) {
 }
 
 const ONE = 1_000_000;
+
+/** What the owner's SELLs held by the book hold of `token` (recomputed here from the orders). */
+function tokensHeldBefore(s: BookState, owner: string, token: string, now: number): bigint {
+  let sum = 0n;
+  for (const o of [...s.orders.values(), ...[...s.held.values()].map((h) => h.order)])
+    if (o.inBook && o.side === 'SELL' && o.owner === owner && o.tokenId === token) sum += o.remaining;
+  for (const r of s.reserves.values())
+    if (r.owner === owner && r.lapsesAt > now) for (const h of r.holds) if (h.asset === token) sum += h.amount;
+  return sum;
+}
 
 interface Taker {
   hash: string;
@@ -232,6 +272,8 @@ test('books stay sound; every taker takes exactly what the contract lets it; cap
   let rested = 0;
   let split = 0;
   let inline = 0;
+  let heldSells = 0;
+  let short = 0;
   fc.assert(
     fc.property(scenario, (sc) => {
       let s = D.initial(MKT);
@@ -267,6 +309,17 @@ test('books stay sound; every taker takes exactly what the contract lets it; cap
           ).size === 0n
         )
           throw new Error('FEE_RATE_TOO_LOW though not marketable');
+        // a SELL the book holds for fits what the owner has on record, less what its other SELLs hold
+        if (c.type === 'PlaceOrder' && c.holdTokens && (r.error === 'INSUFFICIENT_BALANCE' || r.error === 'BALANCE_UNKNOWN')) short++;
+        if (c.type === 'PlaceOrder' && c.holdTokens && !r.error) {
+          heldSells++;
+          let after = cloneBook(s);
+          for (const e of d.events) after = D.evolve(after, e);
+          const bal = after.balances.get(c.order.maker)?.get(c.order.tokenId)?.amount;
+          if (bal === undefined) throw new Error('a SELL held with no balance on record');
+          const held = tokensHeldBefore(s, c.order.maker, c.order.tokenId, now);
+          if (held + c.order.size > bal) throw new Error(`SELL of ${c.order.size} taken with ${held} held of ${bal}`);
+        }
         if (c.type === 'PlaceOrder' && !r.error && r.status !== 'delayed') {
           executions++;
           if (r.remaining > 0n && r.sizeMatched > 0n) rested++;
@@ -417,9 +470,9 @@ test('books stay sound; every taker takes exactly what the contract lets it; cap
     { numRuns: 300 },
   );
   t.log(
-    `${executions} executions, ${rested} partly filled with a resting remainder, ${split} split by a maker cap, ${inline} ejections inline`,
+    `${executions} executions, ${rested} partly filled with a resting remainder, ${split} split by a maker cap, ${inline} ejections inline, ${heldSells} SELLs held by the book, ${short} refused for balance`,
   );
-  t.true(rested > 0 && split > 0 && inline > 0, 'the scenarios reach every rule');
+  t.true(rested > 0 && split > 0 && inline > 0 && heldSells > 0 && short > 0, 'the scenarios reach every rule');
 });
 
 test('replaying the events rebuilds the same state; the same commands give the same events', (t) => {
