@@ -100,6 +100,39 @@ export const placeOrder = z.object({
    * not fit. `delegate`: the allowance the order's `allowance` warning is checked against.
    */
   holdTokens: z.object({ balance: balance.optional(), delegate: z.string().min(1).max(64).nullable() }).optional(),
+  /**
+   * A BUY straight from the front door: the book holds its collateral out of the credit the
+   * maker's wallet granted this market (actors/market-book/credit.ts). Short of credit, the book
+   * hands the order on to the wallet (`walletTopic`) with what credit it had left, asking for the
+   * order's amount (wallet Grant); the wallet grants it (and a chunk more) and hands the order back
+   * (`bookTopic`) with `granted`, or answers the refusal itself. `balance`: the wallet's collateral
+   * as read, for a wallet seen the first time; `attempt` names this try (its hand-ons' ids).
+   */
+  holdCredit: z
+    .object({
+      walletTopic: z.string().min(1).max(255),
+      bookTopic: z.string().min(1).max(255),
+      balance: z.record(z.string(), z.unknown()).optional(),
+      delegate: z.string().min(1).max(64).nullable(),
+      /** the standing allowance of the wallet's collateral as the sender last saw it (the `allowance` warning) */
+      allowance: z.object({ delegate: z.string().min(1).max(64).nullable(), amount: big }).optional(),
+      attempt: z.string().min(1).max(32),
+    })
+    .optional(),
+  /** Credit the wallet granted with the order handed back (Grant): recorded, then the order placed. */
+  granted: z
+    .object({ amount: big, allowance: z.object({ delegate: z.string().min(1).max(64).nullable(), amount: big }).optional() })
+    .optional(),
+});
+/**
+ * Gives the owner's wallet back the credit this book holds for it and no order uses (a refusal for
+ * balance elsewhere recalls it first): handed on to the wallet (`walletTopic`), which answers.
+ */
+export const returnCredit = z.object({
+  type: z.literal('ReturnCredit'),
+  owner: z.string().min(1).max(64),
+  walletTopic: z.string().min(1).max(255),
+  now,
 });
 /** An outcome token account of `owner` as read (or notified) at its slot: the newest slot wins. */
 export const seeBalance = z.object({
@@ -184,6 +217,7 @@ export const bookCommand = z.discriminatedUnion('type', [
   releaseDelayed,
   updateTrade,
   seeBalance,
+  returnCredit,
   reserveTokens,
   releaseTokens,
   readOrders,
@@ -208,6 +242,7 @@ export type StartGame = z.output<typeof startGame>;
 export type ReleaseDelayed = z.output<typeof releaseDelayed>;
 export type UpdateTrade = z.output<typeof updateTrade>;
 export type SeeBalance = z.output<typeof seeBalance>;
+export type ReturnCredit = z.output<typeof returnCredit>;
 export type ReserveTokens = z.output<typeof reserveTokens>;
 export type ReleaseTokens = z.output<typeof releaseTokens>;
 
@@ -358,6 +393,7 @@ export interface BookReplies {
   ReleaseDelayed: ReleaseReply;
   UpdateTrade: UpdateTradeReply | Rejection;
   SeeBalance: { ok: true };
+  ReturnCredit: { ok: true; returned: string };
   ReserveTokens: TokensReply;
   ReleaseTokens: TokensReply;
   ReadOrders: { orders: OrderView[] };

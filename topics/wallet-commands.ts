@@ -68,6 +68,35 @@ export const walletCommand = z.discriminatedUnion('type', [
     /** Handed on by a book with its cancel's answer (CancelOrders.releaseTo): the reply, once the holds are free. */
     answer: z.record(z.string(), z.unknown()).optional(),
   }),
+  /**
+   * A book short of credit for a BUY (actors/market-book/credit.ts): `returned` is the credit it had
+   * left (given back first), `need` the order's amount. Granted (with a chunk more, as the unreserved
+   * balance allows), the book's command goes back to `book` with `granted`; refused, the asker is
+   * answered here (INSUFFICIENT_BALANCE with the markets whose books hold credit: `recall`).
+   */
+  z.object({
+    type: z.literal('Grant'),
+    market: z.string().min(1).max(128),
+    need: amount,
+    returned: amount,
+    balance: balance.optional(),
+    delegate: z.string().min(1).max(64).nullable(),
+    book: z.object({
+      topic: z.string().min(1).max(255),
+      key: z.string().min(1).max(128),
+      id: z.string().min(1).max(255),
+      cmd: z.record(z.string(), z.unknown()),
+    }),
+  }),
+  /** Credit a book gives back (ReturnCredit); `answer`: the reply to give its asker. */
+  z.object({
+    type: z.literal('CreditBack'),
+    market: z.string().min(1).max(128),
+    amount,
+    answer: z.record(z.string(), z.unknown()).optional(),
+  }),
+  /** Credit a book's BUY spent on a fill (the collateral leaves with the trade's settlement). */
+  z.object({ type: z.literal('CreditSpent'), market: z.string().min(1).max(128), amount }),
   /** An on-chain balance read (or account change seen) at `slot`: the newest slot wins. */
   z.object({ type: z.literal('SeeBalance'), asset, balance }),
 ]);
@@ -82,12 +111,16 @@ export type WalletCommand = z.infer<typeof walletCommand>;
  */
 export type WalletReply =
   | { ok: true; reserved?: string; available?: string; released?: string; allowance?: { delegate: string | null; amount: string } }
-  | { ok: false; code: 'INSUFFICIENT_BALANCE' | 'BALANCE_UNKNOWN'; available: string; message: string };
+  | { ok: false; code: 'INSUFFICIENT_BALANCE' | 'BALANCE_UNKNOWN'; available: string; message: string; recall?: string[] };
 
 /** The reply to each command type; a PlaceOrder that fits is answered by the book it goes on to. */
-export type WalletReplies = { [T in Exclude<WalletCommand['type'], 'PlaceOrder' | 'ReleaseOrders'>]: WalletReply } & {
+export type WalletReplies = {
+  [T in Exclude<WalletCommand['type'], 'PlaceOrder' | 'ReleaseOrders' | 'Grant' | 'CreditBack'>]: WalletReply;
+} & {
   PlaceOrder: WalletReply | PlaceReply;
   ReleaseOrders: WalletReply | CancelReply;
+  Grant: WalletReply | PlaceReply;
+  CreditBack: WalletReply | { ok: true; returned: string };
 };
 
 /** The topic as a typed channel: what senders write and what each command type answers. */

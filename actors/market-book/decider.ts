@@ -9,6 +9,7 @@ import { decidePlace, decideRelease } from './place.ts';
 import { decideCancel, decideExpire, decideInvalidate, decideStartGame } from './removals.ts';
 import { decideUpdateTrade } from './settlement.ts';
 import { decideReleaseTokens, decideReserveTokens, decideSeeBalance } from './tokens.ts';
+import { askForCredit, decideReturnCredit } from './credit.ts';
 import type { BookCommand, BookEvent, BookReply, BookState } from './types.ts';
 import type { BookReplies } from '../../topics/clob-commands.ts';
 
@@ -64,7 +65,9 @@ export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookR
   decide(state, cmd): Decision<BookEvent, BookReply> {
     switch (cmd.type) {
       case 'PlaceOrder':
-        return placeHeld(decidePlace(state, cmd), cmd) satisfies Answer<'PlaceOrder'>;
+        return (askForCredit(state, cmd) ?? placeHeld(decidePlace(state, cmd), cmd)) satisfies Answer<'PlaceOrder'>;
+      case 'ReturnCredit':
+        return decideReturnCredit(state, cmd) satisfies Answer<'ReturnCredit'>;
       case 'CancelOrders':
         return cancelThroughWallet(decideCancel(state, cmd), cmd) satisfies Answer<'CancelOrders'>;
       case 'InvalidateOrders':

@@ -5,6 +5,7 @@ import { gcd, ONE } from './amounts.ts';
 import { tidyDue, trackResting } from './due.ts';
 import { remember } from './finished.ts';
 import { evolveTokens } from './tokens.ts';
+import { evolveCredit, spendCredit } from './credit.ts';
 import { addOwner, dropOwner } from './owners.ts';
 import { book, emptyBest, emptyLadders, relayout, unbook } from './ladder.ts';
 import { BUY, NO, SELL, YES, type BookEvent, type BookOrder, type BookState, type Finish, type OrderData } from './types.ts';
@@ -29,6 +30,7 @@ export function initialBook(key: string): BookState {
     nextSeq: 0,
     lastTrade: null,
     balances: new Map(),
+    credit: new Map(),
     reserves: new Map(),
     byExpiry: [],
     byBookedAt: [],
@@ -66,6 +68,7 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
     case 'OrderUpdated': {
       const o = s.orders.get(e.orderId);
       if (!o) return s;
+      if (e.release.inBook && e.release.asset === 'collateral') spendCredit(s, e.owner, e.release.amount);
       o.sizeMatched = e.sizeMatched;
       o.remaining = e.remaining;
       if (e.remaining === 0n) finish(s, e.orderId, 'filled');
@@ -79,6 +82,7 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
     case 'OrderPlaced': {
       const d = e.order;
       s.nextSeq = d.seq + 1;
+      if (e.release.inBook && e.release.asset === 'collateral') spendCredit(s, d.owner, e.release.amount);
       const wasHeld = s.held.size > 0 && s.held.has(d.hash);
       if (e.status === 'MATCHED') {
         if (wasHeld) finish(s, d.hash, 'filled');
@@ -101,6 +105,10 @@ export function evolveBook(s: BookState, e: BookEvent): BookState {
     case 'TokensReserved':
     case 'TokensReleased':
       evolveTokens(s, e);
+      return s;
+    case 'CreditGranted':
+    case 'CreditReturned':
+      evolveCredit(s, e);
       return s; // the wallet's business: the order never was on the book
     case 'OrderCancelled':
       finish(s, e.orderId, 'cancelled');

@@ -1,4 +1,5 @@
 // Structural checks of a book (tests and debugging): returns the problems found, empty when sound.
+import { creditFree, creditHeld } from './credit.ts';
 import { ownerHashes } from './owners.ts';
 import { BUY, NO, SELL, YES, type BookState, type Level } from './types.ts';
 
@@ -58,6 +59,13 @@ export function checkBook(s: BookState, opts: CheckOptions = {}): string[] {
   for (const v of s.byOwner.values()) indexed += typeof v === 'string' ? 1 : v.size;
   if (indexed !== s.orders.size + s.held.size) bad.push(`owner index holds ${indexed}, live orders ${s.orders.size + s.held.size}`);
   checkDue(s, bad);
+  // The credit a wallet granted covers what its BUYs on credit hold (credit.ts): never short.
+  const owners = new Set<string>(s.credit.keys());
+  for (const o of [...s.orders.values(), ...[...s.held.values()].map((h) => h.order)])
+    if (o.inBook && o.side === 'BUY') owners.add(o.owner);
+  for (const owner of owners)
+    if (creditFree(s, owner) < 0n)
+      bad.push(`owner ${owner}: its BUYs hold ${creditHeld(s, owner)} of a credit of ${s.credit.get(owner)?.amount ?? 0n}`);
   if ((opts.crossed ?? 'own') === 'own') {
     for (const a of [YES, NO]) crossings(s, a * 2 + BUY, a * 2 + SELL, (b, k) => b >= k, `asset ${a} bid >= ask`, bad);
     if (opts.mintMerge) {

@@ -4,6 +4,7 @@ import { feeOf, feeUnits, ONE, ONE_N, releaseOf, reservationOf } from './amounts
 import { dueAt } from './due.ts';
 import { ownerCount } from './owners.ts';
 import { holdTokens, type TokenHold } from './tokens.ts';
+import { holdCredit, type CreditHold } from './credit.ts';
 import { evolveBook } from './evolve.ts';
 import { cloneBook } from './snapshot.ts';
 import { sweep, type Fill } from './sweep.ts';
@@ -80,6 +81,21 @@ const inputOf = (d: OrderData): OrderInput => ({
 });
 
 export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> {
+  const r = place(s, cmd);
+  const g = cmd.granted;
+  if (!g) return r;
+  // Credit handed back with the order (wallet Grant) is the book's whatever the order's fate: first.
+  const granted: BookEvent = {
+    type: 'CreditGranted',
+    at: cmd.now,
+    owner: cmd.order.maker,
+    amount: g.amount,
+    ...(g.allowance ? { allowance: { delegate: g.allowance.delegate, amount: g.allowance.amount } } : {}),
+  };
+  return { events: [granted, ...r.events], reply: r.reply };
+}
+
+function place(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> {
   const m = s.market;
   if (!m) return { events: [], reply: reject('MARKET_NOT_FOUND', `no market ${s.key} on this book`) };
   const o = cmd.order;
@@ -95,12 +111,18 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
       reply: reject('INVALID_ORDER', `the wallet already has ${maxOpen} open orders in this market, the most allowed: cancel some first`),
     };
   }
-  // A SELL straight from the front door: its tokens are held here (tokens.ts), before any matching.
-  let hold: TokenHold | null = null;
+  // A SELL straight from the front door: its tokens are held here (tokens.ts), before any matching;
+  // a BUY: its collateral out of its wallet's credit here (credit.ts, with what came with it).
+  let hold: TokenHold | CreditHold | null = null;
   if (cmd.holdTokens) {
     if (o.side !== 'SELL' || cmd.held)
       return { events: [], reply: reject('INVALID_COMMAND', 'holdTokens is for a SELL its wallet does not hold') };
     hold = holdTokens(s, o.maker, o.tokenId, o.size, cmd.holdTokens, cmd.now);
+    if (hold.refused) return { events: hold.events, reply: hold.refused };
+  } else if (cmd.holdCredit || cmd.granted) {
+    if (o.side !== 'BUY' || cmd.held)
+      return { events: [], reply: reject('INVALID_COMMAND', 'holdCredit is for a BUY its wallet does not hold') };
+    hold = holdCredit(s, cmd, cmd.holdCredit?.delegate ?? null);
     if (hold.refused) return { events: hold.events, reply: hold.refused };
   }
   const d: OrderData = {

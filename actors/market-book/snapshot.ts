@@ -39,6 +39,8 @@ export interface BookSnapshot {
   lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
   /** Outcome token balances as last seen, [owner, asset, balance] (absent in snapshots from before). */
   balances?: Array<[owner: string, asset: string, balance: BalanceJson]>;
+  /** Collateral credit by owner, [owner, amount, allowance delegate, allowance amount] (absent in snapshots from before). */
+  credit?: Array<[owner: string, amount: string, delegate?: string | null, allowance?: string]>;
   /** Conversions' token holds (absent in snapshots from before). */
   reserves?: Array<[id: string, owner: string, holds: Array<{ asset: string; amount: string }>, lapsesAt: number]>;
 }
@@ -92,6 +94,20 @@ export function toSnapshot(s: BookState): BookSnapshot {
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
     ...(s.balances.size ? { balances: balancesOut(s) } : {}),
     ...(s.reserves.size ? { reserves: reservesOut(s) } : {}),
+    ...(s.credit.size
+      ? {
+          credit: [...s.credit].map(([owner, c]) =>
+            c.allowance
+              ? ([owner, c.amount.toString(), c.allowance.delegate, c.allowance.amount.toString()] as [
+                  string,
+                  string,
+                  string | null,
+                  string,
+                ])
+              : ([owner, c.amount.toString()] as [string, string]),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -135,6 +151,11 @@ export function fromSnapshot(json: unknown): BookState {
     if (b.delegatedAmount !== undefined) tb.delegatedAmount = BigInt(b.delegatedAmount);
     m.set(asset, tb);
   }
+  for (const [owner, amount, delegate, allowance] of j.credit ?? [])
+    s.credit.set(owner, {
+      amount: BigInt(amount),
+      ...(allowance !== undefined ? { allowance: { delegate: delegate ?? null, amount: BigInt(allowance) } } : {}),
+    });
   for (const [id, owner, holds, lapsesAt] of j.reserves ?? [])
     s.reserves.set(id, { owner, holds: holds.map((h) => ({ asset: h.asset, amount: BigInt(h.amount) })), lapsesAt });
   return s;

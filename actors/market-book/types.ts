@@ -38,6 +38,7 @@ export type {
   UpdateTrade,
   UpdateTradeReply,
   SeeBalance,
+  ReturnCredit,
   ReserveTokens,
   ReleaseTokens,
   TokensReply,
@@ -71,6 +72,12 @@ export interface TokenBalance {
   slot: number;
   delegate?: string | null;
   delegatedAmount?: bigint;
+}
+
+/** Collateral a wallet granted this book for its BUYs, and the standing allowance it last said. */
+export interface Credit {
+  amount: bigint;
+  allowance?: { delegate: string | null; amount: bigint };
 }
 
 /** Tokens held for a conversion (ReserveTokens) until released, or until `lapsesAt`. */
@@ -212,6 +219,10 @@ export type BookEvent =
   /** Tokens held for a conversion (ReserveTokens); released by TokensReleased, or lapsing at `lapsesAt`. */
   | ({ type: 'TokensReserved'; at: number; id: string } & TokenReserve)
   | { type: 'TokensReleased'; at: number; id: string }
+  /** Collateral the owner's wallet granted this book (handed back with a BUY: PlaceOrder `granted`). */
+  | { type: 'CreditGranted'; at: number; owner: string; amount: bigint; allowance?: { delegate: string | null; amount: bigint } }
+  /** Credit no order used, given back to the owner's wallet (with a Grant, or a CreditBack). */
+  | { type: 'CreditReturned'; at: number; owner: string; amount: bigint }
   /** An order its wallet held for (PlaceOrder `held`) was refused: its hold goes back (no change to the book). */
   | { type: 'HoldReturned'; at: number; orderId: string; owner: string; reason: string }
   /** The settlement executor's news of a trade (no change to the book). */
@@ -304,6 +315,8 @@ export interface BookState {
   lastTrade: LastTrade | null;
   /** owner → outcome token → balance as last seen: what SELL orders with `holdTokens` are held against. */
   balances: Map<string, Map<string, TokenBalance>>;
+  /** owner → collateral its wallet granted this book (credit.ts): what its BUYs with `holdCredit` hold. */
+  credit: Map<string, Credit>;
   /** Conversions' holds by id (ReserveTokens). */
   reserves: Map<string, TokenReserve>;
   /** Derived indexes (due.ts), rebuilt from the orders by fromSnapshot, never snapshotted: min-heaps

@@ -31,13 +31,19 @@ export interface Balance {
 export interface WalletState {
   balances: Record<string, Balance>;
   reservations: Record<string, Reservation>;
+  /** Collateral granted to markets' books for their BUYs (Grant), by market, not given back or spent
+   *  yet (absent in snapshots from before). */
+  credit?: Record<string, string>;
 }
 
 export type WalletEvent =
   | { type: 'Reserved'; orderId: string; reservation: Reservation }
   | { type: 'Confirmed'; orderId: string }
   | { type: 'Released'; orderId: string; amount: string; reason: string }
-  | ({ type: 'BalanceSeen'; asset: string } & Balance);
+  | ({ type: 'BalanceSeen'; asset: string } & Balance)
+  | { type: 'Granted'; market: string; amount: string }
+  /** given back by the book (`returned`), or spent by a fill there (`spent`) */
+  | { type: 'CreditReturned'; market: string; amount: string; reason: 'returned' | 'spent' };
 
 type Cmd = WalletCommand & { at: number };
 
@@ -51,6 +57,8 @@ interface HoldIndex {
   confirmed: Map<string, bigint>;
   /** The holds that lapse unless confirmed (a two-step Reserve's), by order id, in the order they were made. */
   lapsing: Map<string, Reservation>;
+  /** The collateral granted to books, all markets. */
+  credit: bigint;
 }
 
 const indexes = new WeakMap<WalletState, HoldIndex>();
@@ -58,8 +66,9 @@ const indexes = new WeakMap<WalletState, HoldIndex>();
 function indexOf(state: WalletState): HoldIndex {
   let ix = indexes.get(state);
   if (!ix) {
-    ix = { confirmed: new Map(), lapsing: new Map() };
+    ix = { confirmed: new Map(), lapsing: new Map(), credit: 0n };
     for (const [orderId, r] of Object.entries(state.reservations)) count(ix, orderId, r, 1n);
+    for (const v of Object.values(state.credit ?? {})) ix.credit += BigInt(v);
     indexes.set(state, ix);
   }
   return ix;
@@ -79,7 +88,7 @@ function count(ix: HoldIndex, orderId: string, r: Reservation, sign: 1n | -1n): 
 
 export function held(state: WalletState, asset: string, now: number): bigint {
   const ix = indexOf(state);
-  let sum = ix.confirmed.get(asset) ?? 0n;
+  let sum = (ix.confirmed.get(asset) ?? 0n) + (asset === 'collateral' ? ix.credit : 0n);
   for (const r of ix.lapsing.values()) if (r.asset === asset && r.lapsesAt > now) sum += BigInt(r.amount);
   return sum;
 }
@@ -94,6 +103,60 @@ function allowanceOf(b: Balance | undefined): { allowance?: { delegate: string |
 }
 
 type Holding = Extract<Cmd, { type: 'Reserve' | 'PlaceOrder' }>;
+
+/** Most collateral a grant adds beyond the order's need, as a multiple of it: the next orders in the
+ *  market go on without asking, and little sits idle in one book. */
+const CHUNK = 3n;
+
+/** The markets whose books hold credit of this wallet (a refusal names them: the sender recalls it). */
+function creditMarkets(state: WalletState, but: string | null, events: WalletEvent[]): string[] {
+  const left = new Map(Object.entries(state.credit ?? {}).map(([m, v]) => [m, BigInt(v)]));
+  for (const e of events) if (e.type === 'CreditReturned') left.set(e.market, (left.get(e.market) ?? 0n) - BigInt(e.amount));
+  return [...left].filter(([m, v]) => v > 0n && m !== but).map(([m]) => m);
+}
+
+/** A book asks for credit for a BUY: what it had left comes back first, then the need (and a chunk) is granted. */
+function grant(state: WalletState, events: WalletEvent[], cmd: Extract<Cmd, { type: 'Grant' }>): Decision<WalletEvent, WalletReply> {
+  const had = BigInt(state.credit?.[cmd.market] ?? '0');
+  const back = BigInt(cmd.returned) < had ? BigInt(cmd.returned) : had;
+  if (back > 0n) events.push({ type: 'CreditReturned', market: cmd.market, amount: back.toString(), reason: 'returned' });
+  const cur = state.balances.collateral;
+  let known: Balance | undefined = cur;
+  if (cmd.balance && (!cur || cmd.balance.slot >= cur.slot)) {
+    events.push({ type: 'BalanceSeen', asset: 'collateral', ...cmd.balance });
+    known = { ...cmd.balance };
+  }
+  if (!known)
+    return {
+      events,
+      reply: { ok: false, code: 'BALANCE_UNKNOWN', available: '0', message: 'no balance of collateral on record for this wallet' },
+    };
+  const need = BigInt(cmd.need);
+  const free = BigInt(known.amount) - held(state, 'collateral', cmd.at) + back;
+  if (need > free) {
+    const left = free < 0n ? 0n : free;
+    const recall = creditMarkets(state, cmd.market, events);
+    return {
+      events,
+      reply: {
+        ok: false,
+        code: 'INSUFFICIENT_BALANCE',
+        available: left.toString(),
+        message: `maker amount ${need} exceeds the unreserved balance ${left}`,
+        ...(recall.length ? { recall } : {}),
+      },
+    };
+  }
+  const extra = free - need < CHUNK * need ? free - need : CHUNK * need;
+  const amount = need + extra;
+  events.push({ type: 'Granted', market: cmd.market, amount: amount.toString() });
+  const allowance = allowanceOf(known).allowance;
+  return {
+    events,
+    reply: { ok: true, reserved: amount.toString() },
+    forward: { ...cmd.book, cmd: { ...cmd.book.cmd, granted: { amount: amount.toString(), ...(allowance ? { allowance } : {}) } } },
+  };
+}
 
 /**
  * Holds the command's amount against the balance on record (the one it brings, if newer); an order
@@ -122,6 +185,7 @@ function hold(
   }
   const free = BigInt(known.amount) - held(state, cmd.asset, cmd.at);
   if (BigInt(cmd.amount) > free) {
+    const recall = cmd.asset === 'collateral' ? creditMarkets(state, null, events) : [];
     return {
       events,
       reply: {
@@ -129,6 +193,7 @@ function hold(
         code: 'INSUFFICIENT_BALANCE',
         available: (free < 0n ? 0n : free).toString(),
         message: `maker amount ${cmd.amount} exceeds the unreserved balance ${free < 0n ? 0n : free}`,
+        ...(recall.length ? { recall } : {}),
       },
     };
   }
@@ -188,6 +253,22 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply |
         events.push({ type: 'Released', orderId: cmd.orderId, amount, reason: cmd.reason });
         return { events, reply: { ok: true, released: amount } };
       }
+      case 'Grant':
+        return grant(state, events, cmd);
+      case 'CreditBack':
+      case 'CreditSpent': {
+        const had = BigInt(state.credit?.[cmd.market] ?? '0');
+        const amount = BigInt(cmd.amount) < had ? BigInt(cmd.amount) : had;
+        if (amount > 0n)
+          events.push({
+            type: 'CreditReturned',
+            market: cmd.market,
+            amount: amount.toString(),
+            reason: cmd.type === 'CreditBack' ? 'returned' : 'spent',
+          });
+        if (cmd.type === 'CreditBack' && cmd.answer) return { events, reply: cmd.answer as unknown as WalletReply };
+        return { events, reply: { ok: true, released: amount.toString() } };
+      }
       case 'ReleaseOrders': {
         let sum = 0n;
         for (const orderId of new Set(cmd.orderIds)) {
@@ -212,6 +293,16 @@ export const walletDecider: Decider<WalletState, Cmd, WalletEvent, WalletReply |
       case 'BalanceSeen': {
         const { type: _type, asset, ...balance } = e;
         state.balances[asset] = balance;
+        return state;
+      }
+      case 'Granted':
+      case 'CreditReturned': {
+        const credit = (state.credit ??= {});
+        const sign = e.type === 'Granted' ? 1n : -1n;
+        const now = BigInt(credit[e.market] ?? '0') + sign * BigInt(e.amount);
+        if (now > 0n) credit[e.market] = now.toString();
+        else delete credit[e.market];
+        ix.credit += sign * BigInt(e.amount);
         return state;
       }
       case 'Reserved': {

@@ -35,6 +35,8 @@ interface Watched {
   refreshing: boolean;
   /** an outcome token's market: its balance is kept by that book */
   market?: string;
+  /** the account as the chain last told this node (a read or a notification) */
+  last?: TokenHolding;
 }
 
 /** A (wallet, mint) balance as the wallet's commands carry it (topics/wallet-commands.ts). */
@@ -91,11 +93,17 @@ export class BalanceWatch {
       if (w?.stop) {
         w.seeded = true; // watched and now read: the actor is about to have it
         w.seenAt = Date.now();
+        if (!w.last || h.slot >= w.last.slot) w.last = h;
       }
       return h;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** The account as the chain last told this node, while it is watched (null: not watched, or not told yet). */
+  known(wallet: string, mint: string): TokenHolding | null {
+    return this.watched.get(`${wallet}|${mint}`)?.last ?? null;
   }
 
   private touch(wallet: string, mint: string, asset: string, market: string | undefined): Watched | null {
@@ -138,6 +146,7 @@ export class BalanceWatch {
     try {
       return chain.watchHolding(wallet, mint, (h) => {
         w.seenAt = Date.now();
+        if (!w.last || h.slot >= w.last.slot) w.last = h;
         this.d
           .seen(wallet, asset, h, w.market)
           .catch((err) => this.d.log?.warn({ err, wallet, asset }, 'a balance change could not be told'));

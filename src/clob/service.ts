@@ -4,8 +4,8 @@
 // reads come from the books or the ledger read models. Balances come from the Wallet actor, kept
 // current from the chain by src/clob/balances.ts: no chain read per order.
 import { AskTimeout, channel, type Answer, type Asker, type Channel, type Protocol } from '../runtime/asker.ts';
-import type { BookProtocol } from '../../topics/clob-commands.ts';
-import type { WalletProtocol } from '../../topics/wallet-commands.ts';
+import type { BookProtocol, PlaceReply } from '../../topics/clob-commands.ts';
+import type { WalletProtocol, WalletReply } from '../../topics/wallet-commands.ts';
 import { DomainError, invalid, unavailable } from '../errors.ts';
 import { microToDecimal } from '../../topics/units.ts';
 import type { ChainGateway, TokenHolding } from '../chain/gateway.ts';
@@ -120,7 +120,7 @@ export class ClobService {
       },
     };
     const o = { id, asset, mint, amount, market: market.condition_id };
-    const reply = order.side === 'SELL' ? await this.sell(wallet, o, book) : await this.hold(wallet, o, book);
+    const reply = order.side === 'SELL' ? await this.sell(wallet, o, book) : await this.buy(wallet, o, book);
     if ('ok' in reply) {
       if (reply.ok) throw new Error('the wallet held the order but did not hand it on'); // a wallet that fits always forwards
       if (reply.code === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reply.message);
@@ -143,51 +143,74 @@ export class ClobService {
   }
 
   /**
-   * One pass (risk, then matching): the wallet's actor holds the order's maker amount against the
-   * balance it keeps, with no chain read, and hands the order on to its book, which answers. Only
-   * the first order this node takes for (wallet, mint) brings a balance read (and the account is
-   * watched from then on). A wallet with no balance on record is read once more, and asked again
-   * under its own idempotency key. An RPC outage leaves orders that fit the known balance going; a
-   * wallet never seen answers 503 (`balance_unavailable`).
+   * A BUY, most often in one hop: its book holds its collateral out of the credit the wallet granted
+   * that market (actors/market-book/credit.ts) and matches it. Short of credit, the book hands the
+   * order to the wallet, which grants more against the balance it keeps (no chain read) and hands
+   * it back, or refuses it; a refusal naming other markets whose books hold idle credit of the
+   * wallet has it recalled (ReturnCredit) and the order asked once more, so that no order is refused
+   * while the wallet's collateral sits unused elsewhere. Only the first order this node takes for
+   * (wallet, collateral) brings a balance read; a wallet with no balance on record, or one the
+   * balance on record does not cover, is read once more. An RPC outage leaves orders that fit the
+   * known balance going; a wallet never seen answers 503 (`balance_unavailable`).
    */
-  private async hold(
+  private async buy(
     wallet: string,
     o: { id: string; asset: string; mint: string; amount: bigint; market: string },
     book: Record<string, unknown>,
   ) {
-    const ask = (h: TokenHolding | null, key: string) =>
-      this.ask(
-        this.wallet,
-        wallet,
+    const ask = async (h: TokenHolding | null, attempt: string) => {
+      const seen = h ?? this.d.balances.known(wallet, o.mint);
+      return (await this.ask(
+        this.book,
+        o.market,
         {
-          type: 'PlaceOrder',
-          orderId: o.id,
-          asset: o.asset,
-          amount: o.amount.toString(),
-          market: o.market,
-          ...(h ? { balance: balanceOf(h) } : {}),
-          delegate: this.d.delegate(),
-          // The book's idempotency key differs from the wallet's: the inbox is one table for both.
-          book: { topic: this.d.bookTopic, key: o.market, id: `place:${o.id}`, cmd: book },
+          ...(book as Extract<BookProtocol['cmd'], { type: 'PlaceOrder' }>),
+          holdCredit: {
+            walletTopic: this.d.walletTopic,
+            bookTopic: this.d.bookTopic,
+            ...(h ? { balance: balanceOf(h) } : {}),
+            delegate: this.d.delegate(),
+            ...(seen ? { allowance: { delegate: seen.delegate, amount: seen.delegatedAmount.toString() } } : {}),
+            attempt,
+          },
         },
-        key,
-      );
+        attempt === 'first' ? `place:${o.id}` : `place:${o.id}:${attempt}`,
+      )) as PlaceReply | WalletReply;
+    };
+    const recalled = async (r: PlaceReply | WalletReply, attempt: string) => {
+      if (!('ok' in r) || r.ok || !r.recall?.length) return r;
+      await this.recall(wallet, r.recall, o.id);
+      return ask(null, attempt);
+    };
     const seeded = await this.d.balances.seed(wallet, o.mint, o.asset);
-    const first = await ask(seeded, `hold:${o.id}`);
-    // Held and placed (or refused by the book), or just read: the answer stands. Else (unknown, or
-    // does not fit what is on record) the chain is read once before the answer.
-    if (!('ok' in first) || first.ok || seeded) return first;
+    const first = await recalled(await ask(seeded, 'first'), 'recall');
+    const short = ('ok' in first && !first.ok) || ('error' in first && first.error === 'INSUFFICIENT_BALANCE');
+    if (!short || seeded) return first;
     let fresh: TokenHolding;
     try {
       fresh = await this.d.balances.read(wallet, o.mint);
     } catch (e) {
-      if (first.code !== 'BALANCE_UNKNOWN') return first; // what is known does not fit: the answer stands
+      if (!('ok' in first) || first.code !== 'BALANCE_UNKNOWN') return first; // what is known does not fit: the answer stands
       throw unavailable(
         'balance_unavailable',
         `the wallet's balance is not known yet and the chain cannot be read: ${(e as Error).message}`,
       );
     }
-    return ask(fresh, `hold:${o.id}:read`);
+    return recalled(await ask(fresh, 'read'), 'read-recall');
+  }
+
+  /** Has the books of these markets give the wallet back the credit no order of theirs uses. */
+  private async recall(wallet: string, markets: string[], id: string) {
+    await Promise.all(
+      markets.map((m) =>
+        this.ask(
+          this.book,
+          m,
+          { type: 'ReturnCredit', owner: wallet, walletTopic: this.d.walletTopic, now: Date.now() },
+          `recall:${id}:${m}`,
+        ).catch((err) => this.d.log?.warn({ err, wallet, market: m }, 'credit could not be recalled')),
+      ),
+    );
   }
 
   /**

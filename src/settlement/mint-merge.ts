@@ -92,20 +92,38 @@ export class MintMerge {
       }
       for (const { h, ...s } of op === 'mint' ? reads : []) {
         const orderId = `${id}:${s.asset}`;
-        const r = await this.d.asker.askTo(
-          this.wallet,
-          wallet,
-          {
-            type: 'Reserve',
-            orderId,
-            asset: s.asset,
-            amount: amount.toString(),
-            market: market.condition_id,
-            balance: { amount: h.amount.toString(), slot: h.slot },
-            holdMs: 120_000,
-          },
-          { id: `reserve:${orderId}` },
-        );
+        const reserve = (key: string) =>
+          this.d.asker.askTo(
+            this.wallet,
+            wallet,
+            {
+              type: 'Reserve',
+              orderId,
+              asset: s.asset,
+              amount: amount.toString(),
+              market: market.condition_id,
+              balance: { amount: h.amount.toString(), slot: h.slot },
+              holdMs: 120_000,
+            },
+            { id: key },
+          );
+        let r = await reserve(`reserve:${orderId}`);
+        // Collateral granted to books and unused there is recalled first (actors/market-book/credit.ts).
+        if (!r.ok && r.recall?.length) {
+          await Promise.all(
+            r.recall.map((m) =>
+              this.d.asker
+                .askTo(
+                  this.book,
+                  m,
+                  { type: 'ReturnCredit', owner: wallet, walletTopic: this.d.walletTopic, now: Date.now() },
+                  { id: `recall:${orderId}:${m}` },
+                )
+                .catch(() => undefined),
+            ),
+          );
+          r = await reserve(`reserve:${orderId}:recall`);
+        }
         if (!r.ok) throw invalid('INSUFFICIENT_BALANCE', r.message ?? 'amount exceeds the unreserved balance');
         held.push(orderId);
       }

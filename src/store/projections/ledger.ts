@@ -29,12 +29,19 @@ function release(
   topic: string,
   id: string,
   orderId: string,
-  rel: { owner: string; amount: bigint; inBook?: true } | undefined,
+  rel: { owner: string; asset: string; amount: bigint; inBook?: true } | undefined,
   reason: string,
   at: number,
+  market: string,
 ): WalletMessage | null {
-  // (a SELL's tokens held by its book are free with the book's own event: nothing for the wallet)
-  if (!rel || rel.amount <= 0n || rel.inBook) return null;
+  if (!rel || rel.amount <= 0n) return null;
+  // Held by the book itself: a SELL's tokens are free with the book's own event (nothing for the
+  // wallet); a BUY's collateral on credit stays the book's credit, but what a fill spent of it the
+  // wallet's credit loses too (credit.ts).
+  if (rel.inBook)
+    return reason === 'filled' && rel.asset === 'collateral'
+      ? walletCommand(topic, rel.owner, { type: 'CreditSpent', market, amount: rel.amount.toString() }, { id, at })
+      : null;
   return walletCommand(topic, rel.owner, { type: 'Release', orderId, amount: rel.amount.toString(), reason }, { id, at });
 }
 
@@ -121,6 +128,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
                 e.release,
                 'filled',
                 e.at,
+                market,
               );
               if (m) wallet.push(m);
             }
@@ -137,7 +145,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
               trade_id: e.tradeId,
             });
             {
-              const m = release(w, `fill:${e.orderId}:${e.tradeId}`, e.orderId, e.release, 'filled', e.at);
+              const m = release(w, `fill:${e.orderId}:${e.tradeId}`, e.orderId, e.release, 'filled', e.at, market);
               if (m) wallet.push(m);
             }
             break;
@@ -179,7 +187,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
             const m =
               e.type === 'OrderCancelled' && e.walletReleased
                 ? null
-                : release(w, `${status.toLowerCase()}:${e.orderId}`, e.orderId, e.release, status.toLowerCase(), e.at);
+                : release(w, `${status.toLowerCase()}:${e.orderId}`, e.orderId, e.release, status.toLowerCase(), e.at, market);
             if (m) wallet.push(m);
             break;
           }

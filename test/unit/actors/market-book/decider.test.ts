@@ -1162,3 +1162,57 @@ test('a book keeps the token balances of at most BALANCES_MAX owners: the idle o
   t.false(b.s.balances.has('w0'), 'the idle owner seen longest ago is forgotten');
   t.is(place(b, order('w0', 'YES', 'SELL', 0.6, 1), { holdTokens: { delegate: null } }).reply.error, 'BALANCE_UNKNOWN');
 });
+
+test("a BUY's collateral out of its wallet's credit on the book: short, it goes to the wallet with the credit left; granted, placed; a fill spends, a cancel frees", (t) => {
+  const b = book();
+  const credit = (attempt = 'first') => ({
+    holdCredit: { walletTopic: 'wallets', bookTopic: 'books', delegate: 'D', attempt },
+  });
+  // No credit yet: the order goes on to the wallet (Grant), asking for its 3.5 of collateral.
+  const o1 = order('alice', 'YES', 'BUY', 0.35, 10);
+  const ask = place(b, o1, credit());
+  t.deepEqual(ask.events, []);
+  t.like(ask.forward, { topic: 'wallets', key: 'alice', id: `grant:${o1.hash}:first` });
+  t.like(ask.forward!.cmd, { type: 'Grant', market: MKT, need: String(3_500_000n), returned: '0' });
+  const back = (ask.forward!.cmd as any).book;
+  t.like(back, { topic: 'books', key: MKT, id: `granted:${o1.hash}:first` });
+  // The wallet granted 14 (and its allowance to D of 100): placed, on credit.
+  const granted = place(b, o1, { ...credit(), granted: { amount: 14n * U, allowance: { delegate: 'D', amount: 100n * U } } });
+  t.like(granted.reply, { status: 'live', warnings: [] });
+  t.deepEqual(types(granted.events), ['CreditGranted', 'OrderPlaced']);
+  t.true((granted.events[1] as Extract<BookEvent, { type: 'OrderPlaced' }>).order.inBook);
+  // 10.5 left: the next BUYs need no wallet, until the credit runs short.
+  t.like(place(b, order('alice', 'YES', 'BUY', 0.3, 20), credit()).reply, { status: 'live' }); // 6
+  const o3 = order('alice', 'NO', 'BUY', 0.3, 20); // 6 > 4.5 left
+  const short = place(b, o3, credit());
+  t.like(short.forward!.cmd, { type: 'Grant', need: String(6n * U), returned: String(4_500_000n) });
+  t.deepEqual(short.events, [{ type: 'CreditReturned', at: 1000, owner: 'alice', amount: 4_500_000n }]);
+  t.is(b.s.credit.get('alice')!.amount, 9_500_000n, 'what its orders hold stays');
+  // A fill spends its part of the credit: it goes down with the order's hold.
+  const sell = place(b, order('bob', 'YES', 'SELL', 0.35, 4), { holdTokens: { balance: { amount: 100n * U, slot: 1 }, delegate: null } });
+  t.is(sell.reply.status, 'matched');
+  const fill = sell.events.find((e) => e.type === 'OrderUpdated') as Extract<BookEvent, { type: 'OrderUpdated' }>;
+  t.like(fill.release, { asset: 'collateral', amount: 1_400_000n, inBook: true });
+  t.is(b.s.credit.get('alice')!.amount, 8_100_000n);
+  // A cancel leaves its hold as credit here, for the next BUY: no hand-on to the wallet.
+  const cancel = b.send({ type: 'CancelOrders', owner: 'alice', orderIds: [o1.hash], now: 1000, releaseTo: 'wallets' });
+  t.is(cancel.forward, undefined);
+  t.true(cancel.reply.released);
+  t.like(place(b, order('alice', 'YES', 'BUY', 0.3, 7), credit()).reply, { status: 'live' }, '2.1 of the 2.1 freed');
+  // Recalled: what no order holds goes back to the wallet, which answers.
+  const recall = b.send({ type: 'ReturnCredit', owner: 'alice', walletTopic: 'wallets', now: 2000 });
+  t.is(recall.forward, undefined, 'nothing free: answered here');
+  t.like(recall.reply, { ok: true, returned: '0' });
+  b.send({ type: 'CancelOrders', owner: 'alice', all: true, now: 2000 });
+  const recall2 = b.send({ type: 'ReturnCredit', owner: 'alice', walletTopic: 'wallets', now: 2001 });
+  t.like(recall2.forward, { topic: 'wallets', key: 'alice' });
+  t.like(recall2.forward!.cmd, { type: 'CreditBack', market: MKT, amount: String(8_100_000n) });
+  t.is(b.s.credit.get('alice')!.amount, 0n);
+  // Snapshots keep the credit; the book stays sound throughout.
+  t.deepEqual(toSnapshot(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(b.s))))), toSnapshot(b.s));
+  t.deepEqual(checkBook(b.s), []);
+  // Credit granted with an order the book then refuses stays the book's.
+  const dup = place(b, o1, { ...credit('again'), granted: { amount: 2n * U } });
+  t.is(dup.reply.error, 'DUPLICATE_ORDER');
+  t.deepEqual(types(dup.events), ['CreditGranted']);
+});

@@ -255,3 +255,51 @@ test('PlaceOrder: holds for good and hands the book its command (with the allowa
     code: 'BALANCE_UNKNOWN',
   });
 });
+
+test('Grant: credit for a book short of it, what it had left back first, a chunk more as the balance allows; refused, it names the markets to recall from', (t) => {
+  const w = runner();
+  const grant = (market: string, need: string, returned = '0', more: object = {}) =>
+    w.send({
+      type: 'Grant',
+      market,
+      need,
+      returned,
+      delegate: 'D',
+      book: { topic: 'books', key: market, id: `granted:${market}:${need}`, cmd: { type: 'PlaceOrder' } },
+      ...more,
+    });
+  // Never seen: the sender reads the chain.
+  t.like(grant('m1', '10').reply, { ok: false, code: 'BALANCE_UNKNOWN' });
+  // 100 on record (allowance 50 to D): 10 needed, 30 more granted; the order goes back with it.
+  const g1 = grant('m1', '10', '0', { balance: { amount: '100', slot: 1, delegate: 'D', delegatedAmount: '50' } });
+  t.like(g1.forward, { topic: 'books', key: 'm1', id: 'granted:m1:10' });
+  t.deepEqual((g1.forward!.cmd as any).granted, { amount: '40', allowance: { delegate: 'D', amount: '50' } });
+  t.deepEqual(w.state.credit, { m1: '40' });
+  t.is(available(w.state, 'collateral', 1000), 60n);
+  // The chunk is bounded by what is free: 50 needed of 60, all 60 go.
+  t.deepEqual((grant('m2', '50').forward!.cmd as any).granted, { amount: '60', allowance: { delegate: 'D', amount: '50' } });
+  t.is(available(w.state, 'collateral', 1000), 0n);
+  // m1 gives back 25 it does not use and needs 30: refused (25 free), naming m2 to recall from.
+  const refused = grant('m1', '30', '25');
+  t.like(refused.reply, { ok: false, code: 'INSUFFICIENT_BALANCE', available: '25', recall: ['m2'] });
+  t.is(refused.forward, undefined);
+  t.deepEqual(w.state.credit, { m1: '15', m2: '60' });
+  // m2 gives back 60 (a recall, answered by the wallet); then it fits, from m1's view.
+  t.deepEqual(w.send({ type: 'CreditBack', market: 'm2', amount: '60', answer: { ok: true, returned: '60' } }).reply, {
+    ok: true,
+    returned: '60',
+  });
+  t.deepEqual((grant('m1', '30').forward!.cmd as any).granted, { amount: '85', allowance: { delegate: 'D', amount: '50' } });
+  // A fill spent 20 of m1's credit; giving back more than a market has is capped, never negative.
+  w.send({ type: 'CreditSpent', market: 'm1', amount: '20' });
+  t.deepEqual(w.state.credit, { m1: '80' });
+  w.send({ type: 'CreditBack', market: 'm1', amount: '500' });
+  t.deepEqual(w.state.credit, {});
+  t.is(available(w.state, 'collateral', 1000), 100n);
+  // A mint's Reserve refused while books hold credit names them too.
+  grant('m3', '70');
+  t.like(w.send({ type: 'Reserve', orderId: 'mint', asset: 'collateral', amount: '50', market: 'm9', holdMs: 1000 }).reply, {
+    ok: false,
+    recall: ['m3'],
+  });
+});
