@@ -104,9 +104,12 @@ function allowanceOf(b: Balance | undefined): { allowance?: { delegate: string |
 
 type Holding = Extract<Cmd, { type: 'Reserve' | 'PlaceOrder' }>;
 
-/** Most collateral a grant adds beyond the order's need, as a multiple of it: the next orders in the
- *  market go on without asking, and little sits idle in one book. */
+/** What a grant adds beyond the order's need, as much as is free: the larger of CHUNK times the
+ *  need and a SHARE-th of what is free, so that the next orders in the market go on without asking
+ *  (a wallet trading in a few markets asks each book about once), while what sits idle in one book
+ *  stays small next to the rest (and is recalled before any refusal). */
 const CHUNK = 3n;
+const SHARE = 16n;
 
 /** The markets whose books hold credit of this wallet (a refusal names them: the sender recalls it). */
 function creditMarkets(state: WalletState, but: string | null, events: WalletEvent[]): string[] {
@@ -147,7 +150,8 @@ function grant(state: WalletState, events: WalletEvent[], cmd: Extract<Cmd, { ty
       },
     };
   }
-  const extra = free - need < CHUNK * need ? free - need : CHUNK * need;
+  const want = CHUNK * need > free / SHARE ? CHUNK * need : free / SHARE;
+  const extra = free - need < want ? free - need : want;
   const amount = need + extra;
   events.push({ type: 'Granted', market: cmd.market, amount: amount.toString() });
   const allowance = allowanceOf(known).allowance;
