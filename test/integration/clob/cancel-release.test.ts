@@ -1,16 +1,18 @@
 // Read your writes on cancel (issue 15): a cancel answers only once the cancelled orders' holds are
-// freed in the wallet, so an order using the freed amount right after it is accepted — through each
-// cancel route, on the in-process bus and on the real Kafka broker. The books' own releases of the
-// same orders, relayed later through the outbox, free nothing twice.
+// free, so an order using the freed amount right after it is accepted — through each cancel route,
+// on the in-process bus and on the real Kafka broker, in the same market (the hold stays there as
+// the wallet's credit) and in another (that credit is recalled before the wallet would refuse).
+// Nothing is freed twice.
 import test from 'ava';
 import { call } from '../../helpers/node.ts';
-import { order } from '../../helpers/clob.ts';
+import { createMarket, order } from '../../helpers/clob.ts';
+import { OutcomeTokens } from '../../helpers/chain-market.ts';
 import { clobWorld, type ClobWorld } from '../../helpers/clob-world.ts';
 
-const place = (w: ClobWorld, size: string, price = '0.50') =>
+const place = (w: ClobWorld, size: string, price = '0.50', token: string = w.market.yes_token_id) =>
   call(w.node.url, 'POST', '/v1/order', {
     token: w.A,
-    body: { order: order(w.alice, w.market.yes_token_id, 'BUY', price, size), orderType: 'GTC' },
+    body: { order: order(w.alice, token, 'BUY', price, size), orderType: 'GTC' },
   });
 
 /** Each cancel route, cancelling the one resting order `id` of Alice. */
@@ -50,5 +52,21 @@ for (const [transport, env] of [
     const more = await place(w, '1');
     t.is(more.body.code, 'INSUFFICIENT_BALANCE');
     t.regex(more.body.errorMsg, /unreserved balance 0\b/);
+
+    // In another market: cancelled here, the freed collateral is the first book's credit; the other
+    // book's BUY is refused by the wallet only after that credit was recalled, so it is accepted.
+    const other = await new OutcomeTokens(w.chain).create();
+    const m2 = await createMarket(w.node.url, {
+      yes_token_id: other.yes.publicKey.toBase58(),
+      no_token_id: other.no.publicKey.toBase58(),
+      min_size: '1',
+    });
+    t.is((await cancels[0][1](w, resting.body.orderID)).body.canceled[0], resting.body.orderID);
+    const elsewhere = await place(w, '2000', '0.50', m2.yes_token_id);
+    t.is(elsewhere.status, 200, JSON.stringify(elsewhere.body));
+    t.is(elsewhere.body.status, 'live');
+    const back = await place(w, '1');
+    t.is(back.body.code, 'INSUFFICIENT_BALANCE', 'and the first market has none of it any more');
+    t.regex(back.body.errorMsg, /unreserved balance 0\b/);
   });
 }
