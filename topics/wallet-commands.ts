@@ -18,6 +18,13 @@ const balance = z.object({
   delegatedAmount: amount.optional(),
 });
 const orderId = z.string().min(1);
+/** A book's command to hand on (Decision.forward): its topic, key, idempotency id and the command. */
+const handOn = z.object({
+  topic: z.string().min(1).max(255),
+  key: z.string().min(1).max(128),
+  id: z.string().min(1).max(255),
+  cmd: z.record(z.string(), z.unknown()),
+});
 
 export const walletCommand = z.discriminatedUnion('type', [
   /** Holds `amount` of `asset` for an order until it is confirmed resting, released, or its hold lapses. */
@@ -45,12 +52,7 @@ export const walletCommand = z.discriminatedUnion('type', [
     market: z.string().min(1).max(128),
     balance: balance.optional(),
     delegate: z.string().min(1).max(64).nullable(),
-    book: z.object({
-      topic: z.string().min(1).max(255),
-      key: z.string().min(1).max(128),
-      id: z.string().min(1).max(255),
-      cmd: z.record(z.string(), z.unknown()),
-    }),
+    book: handOn,
   }),
   /** The order rests on its book: the hold no longer lapses. */
   z.object({ type: z.literal('Confirm'), orderId: z.string().min(1) }),
@@ -81,12 +83,7 @@ export const walletCommand = z.discriminatedUnion('type', [
     returned: amount,
     balance: balance.optional(),
     delegate: z.string().min(1).max(64).nullable(),
-    book: z.object({
-      topic: z.string().min(1).max(255),
-      key: z.string().min(1).max(128),
-      id: z.string().min(1).max(255),
-      cmd: z.record(z.string(), z.unknown()),
-    }),
+    book: handOn,
   }),
   /** Credit a book gives back (ReturnCredit); `answer`: the reply to give its asker. */
   z.object({

@@ -184,19 +184,37 @@ export class ClobService {
     };
     const seeded = await this.d.balances.seed(wallet, o.mint, o.asset);
     const first = await recalled(await ask(seeded, 'first'), 'recall');
-    const short = ('ok' in first && !first.ok) || ('error' in first && first.error === 'INSUFFICIENT_BALANCE');
-    if (!short || seeded) return first;
+    return this.readAgain(wallet, o.mint, first, {
+      seeded: !!seeded,
+      short: ('ok' in first && !first.ok) || ('error' in first && first.error === 'INSUFFICIENT_BALANCE'),
+      unknown: 'ok' in first && !first.ok && first.code === 'BALANCE_UNKNOWN',
+      again: async (fresh) => recalled(await ask(fresh, 'read'), 'read-recall'),
+    });
+  }
+
+  /**
+   * A refusal for balance stands when this node has just read the chain for the order (`seeded`);
+   * otherwise the chain is read once and the order asked again. A balance unknown and unreadable
+   * (an RPC outage for a wallet never seen) answers 503; one known that does not fit stands.
+   */
+  private async readAgain<R>(
+    wallet: string,
+    mint: string,
+    first: R,
+    o: { seeded: boolean; short: boolean; unknown: boolean; again(fresh: TokenHolding): Promise<R> },
+  ): Promise<R> {
+    if (!o.short || o.seeded) return first;
     let fresh: TokenHolding;
     try {
-      fresh = await this.d.balances.read(wallet, o.mint);
+      fresh = await this.d.balances.read(wallet, mint);
     } catch (e) {
-      if (!('ok' in first) || first.code !== 'BALANCE_UNKNOWN') return first; // what is known does not fit: the answer stands
+      if (!o.unknown) return first;
       throw unavailable(
         'balance_unavailable',
         `the wallet's balance is not known yet and the chain cannot be read: ${(e as Error).message}`,
       );
     }
-    return recalled(await ask(fresh, 'read'), 'read-recall');
+    return o.again(fresh);
   }
 
   /** Has the books of these markets give the wallet back the credit no order of theirs uses. */
@@ -236,19 +254,12 @@ export class ClobService {
       );
     const seeded = await this.d.balances.seed(wallet, o.mint, o.asset, o.market);
     const first = await ask(seeded, `place:${o.id}`);
-    const short = 'error' in first && (first.error === 'INSUFFICIENT_BALANCE' || first.error === 'BALANCE_UNKNOWN');
-    if (!short || seeded) return first;
-    let fresh: TokenHolding;
-    try {
-      fresh = await this.d.balances.read(wallet, o.mint);
-    } catch (e) {
-      if (first.error !== 'BALANCE_UNKNOWN') return first;
-      throw unavailable(
-        'balance_unavailable',
-        `the wallet's balance is not known yet and the chain cannot be read: ${(e as Error).message}`,
-      );
-    }
-    return ask(fresh, `place:${o.id}:read`);
+    return this.readAgain(wallet, o.mint, first, {
+      seeded: !!seeded,
+      short: 'error' in first && (first.error === 'INSUFFICIENT_BALANCE' || first.error === 'BALANCE_UNKNOWN'),
+      unknown: 'error' in first && first.error === 'BALANCE_UNKNOWN',
+      again: (fresh) => ask(fresh, `place:${o.id}:read`),
+    });
   }
 
   /**
