@@ -43,6 +43,9 @@ export function token(
   return jwt.sign(claims, secret, { algorithm: 'HS256', expiresIn });
 }
 
+/** How long a test's request may wait for its answer (the service's own asks time out in 10 s). */
+export const CALL_TIMEOUT_MS = 60_000;
+
 export interface Res {
   status: number;
   body: any;
@@ -66,8 +69,16 @@ export async function call(
     body = JSON.stringify(opts.body);
     headers['content-type'] = 'application/json';
   }
-  const r = await fetch(base + path, { method, headers, body });
-  const text = await r.text();
+  // A request the service never answers fails the test with its route, not the whole run with a stall.
+  let r: Response;
+  let text: string;
+  try {
+    r = await fetch(base + path, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    text = await r.text();
+  } catch (e) {
+    if ((e as Error).name === 'TimeoutError') throw new Error(`${method} ${path}: no answer in ${CALL_TIMEOUT_MS} ms`);
+    throw e;
+  }
   let parsed: any = text;
   try {
     parsed = JSON.parse(text);
