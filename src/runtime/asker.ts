@@ -14,6 +14,7 @@ import {
 } from './envelope.ts';
 import { partitionFor } from './partitioner.ts';
 import { cutBySize } from './cut.ts';
+import { receiveLocally } from './loopback.ts';
 import { toJson, type Json } from './json.ts';
 import { CORRELATION, REPLY_BATCH, REPLY_TO, type ReplyMessage } from './partition-worker.ts';
 import type { Bus, ConsumerHandle, OutRecord } from './types.ts';
@@ -101,27 +102,33 @@ export class Asker {
       topics: [this.replyTopic],
       fromBeginning: false,
       onBatch: async (batch) => {
-        for (const r of batch.records) {
-          // One answer, or the answers of one batch of an owner (see REPLY_BATCH).
-          let msgs: ReplyMessage | ReplyMessage[];
-          try {
-            msgs = JSON.parse(r.value);
-          } catch {
-            continue;
-          }
-          for (const msg of Array.isArray(msgs) ? msgs : [msgs]) {
-            const p = msg && this.pending.get(msg.corr);
-            if (!p) continue;
-            this.pending.delete(msg.corr);
-            if (p.timer) clearTimeout(p.timer);
-            if (msg.error) p.reject(msg.split ? new AskSplit(msg.error) : new AskFailed(msg.error));
-            else p.resolve(msg.reply);
-          }
-        }
+        for (const r of batch.records) this.received(r.value);
         return { done: true };
       },
     });
     await this.awaitPing();
+    // Answers from this node's own workers no longer travel through the broker (loopback.ts).
+    this.local = receiveLocally(this.bus, this.replyTopic, (value) => this.received(value));
+  }
+
+  private local: (() => void) | null = null;
+
+  /** A reply record's text: one answer, or the answers of one batch of an owner (see REPLY_BATCH). */
+  private received(value: string): void {
+    let msgs: ReplyMessage | ReplyMessage[];
+    try {
+      msgs = JSON.parse(value);
+    } catch {
+      return;
+    }
+    for (const msg of Array.isArray(msgs) ? msgs : [msgs]) {
+      const p = msg && this.pending.get(msg.corr);
+      if (!p) continue;
+      this.pending.delete(msg.corr);
+      if (p.timer) clearTimeout(p.timer);
+      if (msg.error) p.reject(msg.split ? new AskSplit(msg.error) : new AskFailed(msg.error));
+      else p.resolve(msg.reply);
+    }
   }
 
   /** Waits until this node reads its own reply topic, so no answer can slip past a new consumer. */
@@ -341,6 +348,8 @@ export class Asker {
   }
 
   async stop(): Promise<void> {
+    this.local?.();
+    this.local = null;
     await this.consumer?.stop();
     for (const p of this.pending.values()) {
       if (p.timer) clearTimeout(p.timer);

@@ -16,6 +16,7 @@ import { Backoff } from './backoff.ts';
 import { toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
 import { cutBySize } from './cut.ts';
+import { deliver } from './loopback.ts';
 import {
   InboxSeen,
   type DeadLetterRow,
@@ -877,7 +878,7 @@ export class PartitionWorker {
     let lost = false;
     await Promise.all(
       [...byTopic].map(([topic, recs]) =>
-        this.deps.bus.send(topic, recs).catch((err) => {
+        deliver(this.deps.bus, topic, recs).catch((err) => {
           lost = true;
           this.deps.log.warn(
             { err, topic },
