@@ -192,8 +192,18 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       });
     const auth: Record<string, string>[] = [];
     for (const w of wallets) auth.push({ authorization: `Bearer ${await bearer(nodes[0].url, w)}` });
-    // Warm-up: each client's first orders (not counted), spread over the nodes.
-    const warm = wallets.map((w) => script(w, 4).filter((q) => q.path === '/v1/order'));
+    // Warm-up (not counted), spread over the nodes: each client's first orders, and one resting bid
+    // at the bottom of the range in every market, so that the measured run is the steady state of a
+    // trader already active in each market: its first BUY in a market (the wallet's first credit
+    // grant to that book: two more records) and the node's first balance read of each (wallet,
+    // token) fall here, not in the run.
+    const warm = wallets.map((w) => [
+      ...script(w, 4).filter((q) => q.path === '/v1/order'),
+      ...tokens.map((t) => {
+        const o = order(w, t.yes.publicKey.toBase58(), 'BUY', '0.30', '1', { feeRateBps: 0, salt: String(++salt) });
+        return { path: '/v1/order', body: JSON.stringify({ order: o, orderType: 'GTC' }) };
+      }),
+    ]);
     await Promise.all(
       nodes.map((nd, k) =>
         drive(
