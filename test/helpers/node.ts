@@ -76,7 +76,7 @@ export async function call(
     r = await fetch(base + path, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
     text = await r.text();
   } catch (e) {
-    if ((e as Error).name === 'TimeoutError') throw new Error(`${method} ${path}: no answer in ${CALL_TIMEOUT_MS} ms`);
+    if ((e as Error).name === 'TimeoutError') throw new Error(`${method} ${path}: no answer in ${CALL_TIMEOUT_MS} ms`, { cause: e });
     throw e;
   }
   let parsed: any = text;
