@@ -42,13 +42,36 @@ export class Responsiveness {
   }
 }
 
-/** Sends a request with a /healthz probe fired alongside it. */
+/** A probe slower than this is tried again with the same input (see `send`). */
+export const SLOW_PROBE_MS = 100;
+
+/**
+ * Sends a request with a /healthz probe fired alongside it. When the probe takes longer than
+ * SLOW_PROBE_MS the same input is sent again with a new probe, up to three tries, and the fastest
+ * probe is what counts: an input that freezes the node holds back its probe on every try, while a
+ * loaded machine's hiccup (GC, another process on the core) does not repeat.
+ */
 export async function send(
   url: string,
   method: string,
   path: string,
   o: { headers?: Record<string, string>; body?: string | Uint8Array },
   seen: Responsiveness,
+): Promise<Sent> {
+  let sent = await sendOnce(url, method, path, o);
+  for (let tries = 1; tries < 3 && sent.probeMs > SLOW_PROBE_MS; tries++) {
+    const again = await sendOnce(url, method, path, o);
+    if (again.probeMs < sent.probeMs) sent = again;
+  }
+  seen.note(sent.probeMs, `${method} ${path.slice(0, 120)} (${typeof o.body === 'string' ? o.body.length : (o.body?.length ?? 0)} bytes)`);
+  return sent;
+}
+
+async function sendOnce(
+  url: string,
+  method: string,
+  path: string,
+  o: { headers?: Record<string, string>; body?: string | Uint8Array },
 ): Promise<Sent> {
   const started = performance.now();
   const probe = (async () => {
@@ -61,7 +84,6 @@ export async function send(
   const body = await res.text();
   const ms = performance.now() - started;
   const probeMs = await probe;
-  seen.note(probeMs, `${method} ${path.slice(0, 120)} (${typeof o.body === 'string' ? o.body.length : (o.body?.length ?? 0)} bytes)`);
   return { status: res.status, body, ms, probeMs };
 }
 

@@ -26,10 +26,14 @@ test('programEventLines is linear: 2 × 60,000 unmatched invoke/exit lines, and 
       ...Array.from({ length: 60_000 }, () => 'Program b success'),
     ],
   ]) {
-    const t0 = performance.now();
-    const r = programEventLines(logs, PID);
-    const ms = performance.now() - t0;
-    t.deepEqual(r, { events: [], truncated: false });
+    // The fastest of three runs (a loaded machine may stall one); quadratic parsing took 10–18 s.
+    let ms = Infinity;
+    for (let run = 0; run < 3; run++) {
+      const t0 = performance.now();
+      const r = programEventLines(logs, PID);
+      ms = Math.min(ms, performance.now() - t0);
+      t.deepEqual(r, { events: [], truncated: false });
+    }
     t.true(ms < 250, `${ms.toFixed(0)} ms`);
   }
 });
@@ -73,25 +77,33 @@ test('the 2.6 MB delivery is a 400 well under a second, with /healthz answering 
   // Warm up (the schema's and the parser's first run compiles them): a smaller delivery past the bound.
   const warm = JSON.stringify([{ ...tx, meta: { ...tx.meta, logMessages: hostileLines(6_000) } }]);
   t.is((await call(node.url, 'POST', WEBHOOK, { auth: WEBHOOK_SECRET, raw: warm })).status, 400);
-  let done = false;
-  const probes: number[] = [];
-  const probe = (async () => {
-    while (!done) {
-      const t0 = performance.now();
-      t.is((await fetch(`${node.url}/healthz`)).status, 200);
-      probes.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
-  const t0 = performance.now();
-  const r = await call(node.url, 'POST', WEBHOOK, { auth: WEBHOOK_SECRET, raw: body });
-  const ms = performance.now() - t0;
-  done = true;
-  await probe;
-  t.is(r.status, 400, JSON.stringify(r.body).slice(0, 300));
-  t.is(r.body.error, 'malformed_body');
-  t.regex(r.body.message, /at most 10000 log lines/);
-  t.log(`answered in ${ms.toFixed(0)} ms; healthz max ${Math.max(...probes).toFixed(0)} ms over ${probes.length} probes`);
+  // Up to three tries, the fastest counts: a freeze holds back every try, a loaded machine's
+  // hiccup does not repeat.
+  const over = (x: { ms: number; probes: number[] }) => Math.max(x.ms / 500, Math.max(...x.probes) / 300); // < 1: within bounds
+  let best = { ms: Infinity, probes: [Infinity] };
+  for (let tries = 0; tries < 3 && over(best) >= 1; tries++) {
+    let done = false;
+    const probes: number[] = [];
+    const probe = (async () => {
+      while (!done) {
+        const t0 = performance.now();
+        t.is((await fetch(`${node.url}/healthz`)).status, 200);
+        probes.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const t0 = performance.now();
+    const r = await call(node.url, 'POST', WEBHOOK, { auth: WEBHOOK_SECRET, raw: body });
+    const ms = performance.now() - t0;
+    done = true;
+    await probe;
+    t.is(r.status, 400, JSON.stringify(r.body).slice(0, 300));
+    t.is(r.body.error, 'malformed_body');
+    t.regex(r.body.message, /at most 10000 log lines/);
+    t.log(`answered in ${ms.toFixed(0)} ms; healthz max ${Math.max(...probes).toFixed(0)} ms over ${probes.length} probes`);
+    if (probes.length && over({ ms, probes }) < over(best)) best = { ms, probes };
+  }
+  const { ms, probes } = best;
   t.true(ms < 500, `answered in ${ms.toFixed(0)} ms`);
   t.true(probes.length > 0);
   // Quadratic parsing froze the node for 10–18 s; on an idle machine a probe here takes ~10–40 ms.
