@@ -36,7 +36,15 @@ interface Row {
   stored: number;
   'µs/event': Record<string, number>;
   'machine µs/event': number;
+  'WAL B/event': number;
+  'FPI/kev': number;
 }
+
+/** PostgreSQL's WAL written so far, cluster-wide (this bench is its only client while it runs). */
+const wal = async (url: string) => {
+  const [r] = await sql(url, 'select wal_bytes::float8 as bytes, wal_fpi::float8 as fpi from pg_stat_wal');
+  return { bytes: Number(r.bytes), fpi: Number(r.fpi) };
+};
 
 const q = (l: number[], p: number) => l.sort((a, b) => a - b)[Math.min(l.length - 1, Math.floor(p * l.length))].toFixed(0);
 
@@ -59,11 +67,13 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
   // writeback of the rows before falling inside a row would charge that row alone with it.
   await sql(dbUrl, 'checkpoint');
   execFileSync('sync');
+  const wal0 = await wal(dbUrl);
   const meter = cpuMeter({ ...groups, pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });
   const t0 = performance.now();
   const lat = await deliverAll(urls, deliveries.slice(WARM), concurrency);
   const secs = (performance.now() - t0) / 1000;
   const m = meter.stop();
+  const wal1 = await wal(dbUrl);
   const us = (s: number) => Math.round((s * 1e6) / measured);
   return {
     path,
@@ -74,6 +84,8 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
     stored: await count(dbUrl),
     'µs/event': Object.fromEntries(Object.entries(m.used).map(([g, s]) => [g, us(s)])),
     'machine µs/event': us(m.machineBusy),
+    'WAL B/event': Math.round((wal1.bytes - wal0.bytes) / measured),
+    'FPI/kev': Math.round(((wal1.fpi - wal0.fpi) * 1000) / measured),
   };
 }
 
@@ -148,7 +160,9 @@ const rows = [...new Set(all.map((r) => r.path))].map((path) => {
 });
 if (rounds > 1) {
   console.log('\nevery round:');
-  console.table(all.map((r) => ({ path: r.path, 'events/s': r['events/s'], ratio: r.ratio, 'machine µs/event': r['machine µs/event'] })));
+  console.table(
+    all.map((r) => ({ path: r.path, 'events/s': r['events/s'], ratio: r.ratio, 'machine µs/event': r['machine µs/event'], 'WAL B/event': r['WAL B/event'] })),
+  );
 }
 console.log(
   '\nwebhook ingest vs the floor, one run%s: %s events (%s measured), %s tx per delivery, %s in flight; %s cores, load average before: %s',
