@@ -19,6 +19,12 @@ export const identityOf = (c: { signature: string; index: number }) => `${c.sign
 /** The identity's key as 32 hex digits (a uuid without its dashes). */
 export const identityKey = (c: { signature: string; index: number }) => hash('sha256', identityOf(c), 'hex').slice(0, 32);
 
+/** PostgreSQL's unique_violation, as the driver (or MikroORM wrapping it) reports it. */
+const isUniqueViolation = (e: unknown): boolean => {
+  for (let x: any = e; x; x = x.cause ?? x.previous) if (x.code === '23505') return true;
+  return false;
+};
+
 /** 32 hex digits of a uuid, whatever its spelling (PostgreSQL answers with dashes). */
 const hex32 = (u: string) => u.replaceAll('-', '').toLowerCase();
 
@@ -56,12 +62,28 @@ export class EventIdentities {
     // and PostgreSQL's log is one sequence, so that wait makes the claim durable first. A crash
     // before any such commit loses only claims whose events were never applied: the provider sends
     // the delivery again and it is claimed again.
-    const [{ n }] = await this.db().execute(
-      `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[])
-         on conflict (key) do nothing returning 1)
-       select count(*)::int as n, set_config('synchronous_commit', 'off', true) as async_commit from ins`,
-      [keyArray, `{${[...first.values()].map((c) => c.hash.slice(0, 32)).join(',')}}`],
-    );
+    //
+    // The usual claim is of identities never seen: a plain insert, which costs PostgreSQL a third
+    // less per row than `on conflict do nothing` (one index descent instead of a check and then an
+    // insert). When one of them was claimed before, the insert fails whole and the statement that
+    // skips what is taken runs instead.
+    const params = [keyArray, `{${[...first.values()].map((c) => c.hash.slice(0, 32)).join(',')}}`];
+    let n: number;
+    try {
+      [{ n }] = await this.db().execute(
+        `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[]) returning 1)
+         select count(*)::int as n, set_config('synchronous_commit', 'off', true) as async_commit from ins`,
+        params,
+      );
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      [{ n }] = await this.db().execute(
+        `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[])
+           on conflict (key) do nothing returning 1)
+         select count(*)::int as n, set_config('synchronous_commit', 'off', true) as async_commit from ins`,
+        params,
+      );
+    }
     if (n === keys.length) for (const [k, c] of first) kept.set(k, c.hash.slice(0, 32));
     else {
       const rows = await this.db().execute(
