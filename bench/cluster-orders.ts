@@ -18,6 +18,8 @@ import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
 import { pct, rawRequestReply } from './kafka-echo.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [nOrders = 3000, nNodes = 3, concurrency = 48, nMarkets = 12] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;

@@ -10,6 +10,8 @@ import { startProcessNode } from '../test/helpers/process-node.ts';
 import { bearer } from '../test/helpers/clob.ts';
 import { edgeProperties, knownHostile, Responsiveness } from '../test/helpers/fuzz-edges.ts';
 import { latencyPlot } from './plot.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [seconds = 60, perRound = 50] = process.argv.slice(2).map(Number);
 const PLATFORM = 'fuzz-platform-secret';

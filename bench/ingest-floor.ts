@@ -12,6 +12,8 @@ import { freePort } from '../test/helpers/process-node.ts';
 import { deliverAll, makeDeliveries } from './webhook-load.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [events = 60_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
 const deliveries = makeDeliveries(events, perDelivery);

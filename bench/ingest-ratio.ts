@@ -19,6 +19,8 @@ import { deliverAll, makeDeliveries } from './webhook-load.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { stackedBars } from './plot.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [events = 60_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
 const only = process.env.ONLY;
@@ -161,7 +163,13 @@ const rows = [...new Set(all.map((r) => r.path))].map((path) => {
 if (rounds > 1) {
   console.log('\nevery round:');
   console.table(
-    all.map((r) => ({ path: r.path, 'events/s': r['events/s'], ratio: r.ratio, 'machine µs/event': r['machine µs/event'], 'WAL B/event': r['WAL B/event'] })),
+    all.map((r) => ({
+      path: r.path,
+      'events/s': r['events/s'],
+      ratio: r.ratio,
+      'machine µs/event': r['machine µs/event'],
+      'WAL B/event': r['WAL B/event'],
+    })),
   );
 }
 console.log(

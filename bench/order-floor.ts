@@ -15,6 +15,8 @@ import { freePort } from '../test/helpers/process-node.ts';
 import { cpuMeter } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { pct, rawRequestReply } from './kafka-echo.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [n = 20_000, httpConcurrency = 64, kafkaWindow = 256] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;

@@ -30,6 +30,8 @@ import { startBareServer } from './bare-server.ts';
 import { pct, rawRequestReply } from './kafka-echo.ts';
 import { openLoop } from './open-loop.ts';
 import { latencyPlot } from './plot.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [nRequests = 3000, concurrency = 48, nMarkets = 12, nNodes = 3] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;

@@ -9,6 +9,8 @@ import { freshDatabase } from '../test/helpers/db.ts';
 import { startProcessNode } from '../test/helpers/process-node.ts';
 import { deliverAll, makeDeliveries } from './webhook-load.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [events = 20_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
 const db = await freshDatabase('bench');

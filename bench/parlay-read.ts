@@ -11,16 +11,16 @@ import jwt from 'jsonwebtoken';
 import pg from 'pg';
 import { openLoop } from './open-loop.ts';
 import { freshDatabase } from '../test/helpers/db.ts';
+import { exitOnSignals, ownChild } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [parlays = 1_000_000, rate = 2000, seconds = 20, wallets = 100_000] = process.argv.slice(2).map(Number);
 const reuse = process.env.BENCH_DB_URL;
 const db = reuse ? { url: reuse, drop: async () => undefined } : await freshDatabase('benchread');
 const port = 18000 + Math.floor(Math.random() * 1000);
 const secret = 'bench-secret';
-const svc = spawn(
-  process.execPath,
-  [...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'],
-  {
+const svc = ownChild(
+  spawn(process.execPath, [...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
       APP_ENV: 'development',
@@ -33,7 +33,7 @@ const svc = spawn(
       NODE_ID: 'bench-read',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
-  },
+  }),
 );
 const base = `http://127.0.0.1:${port}`;
 for (let i = 0; ; i++) {

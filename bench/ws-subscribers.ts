@@ -20,6 +20,8 @@ import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
 import { latencyPlot } from './plot.ts';
+import { exitOnSignals } from '../test/helpers/children.ts';
+exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [nSubs = 1000, rate = 20, seconds = 30, depth = 10] = process.argv.slice(2).map(Number);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { createServer } from 'node:net';
+import { ownChild } from './children.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -27,21 +28,23 @@ export interface ProcessNode {
 
 export async function startProcessNode(env: Record<string, string>, timeoutMs = 60_000): Promise<ProcessNode> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      APP_ENV: 'development',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOCAL_CHAIN: '0',
-      LOG_LEVEL: 'warn',
-      CLOB_JWT_SECRET: 'test-clob-secret',
-      CLOB_INTERNAL_TOKEN: 'internal-secret',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = ownChild(
+    spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: {
+        ...process.env,
+        APP_ENV: 'development',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOCAL_CHAIN: '0',
+        LOG_LEVEL: 'warn',
+        CLOB_JWT_SECRET: 'test-clob-secret',
+        CLOB_INTERNAL_TOKEN: 'internal-secret',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;
