@@ -40,15 +40,16 @@ export class EventIdentities {
   async claim(claims: EventClaim[]): Promise<Set<EventClaim>> {
     const conflicts = new Set<EventClaim>();
     // The first of each identity in the list is the one claimed; what it keeps decides for every copy.
-    const keyOf = new Map<EventClaim, string>();
-    const first = new Map<string, EventClaim>();
-    for (const c of claims) {
-      const k = identityKey(c);
-      keyOf.set(c, k);
-      if (!first.has(k)) first.set(k, c);
+    const keyOf: string[] = new Array(claims.length);
+    const contentOf: string[] = new Array(claims.length);
+    const first = new Map<string, string>(); // key → content
+    for (let i = 0; i < claims.length; i++) {
+      const k = identityKey(claims[i]);
+      keyOf[i] = k;
+      contentOf[i] = claims[i].hash.slice(0, 32);
+      if (!first.has(k)) first.set(k, contentOf[i]);
     }
     if (!first.size) return conflicts;
-    const kept = new Map<string, string>();
     const keys = [...first.keys()];
     const keyArray = `{${keys.join(',')}}`;
     // One statement claims every new identity and answers how many it claimed; the usual case (all
@@ -67,7 +68,7 @@ export class EventIdentities {
     // less per row than `on conflict do nothing` (one index descent instead of a check and then an
     // insert). When one of them was claimed before, the insert fails whole and the statement that
     // skips what is taken runs instead.
-    const params = [keyArray, `{${[...first.values()].map((c) => c.hash.slice(0, 32)).join(',')}}`];
+    const params = [keyArray, `{${[...first.values()].join(',')}}`];
     let n: number;
     try {
       [{ n }] = await this.db().execute(
@@ -84,15 +85,17 @@ export class EventIdentities {
         params,
       );
     }
-    if (n === keys.length) for (const [k, c] of first) kept.set(k, c.hash.slice(0, 32));
-    else {
+    // All claimed by this statement: only a copy in this list with other bytes can conflict.
+    let kept = first;
+    if (n !== keys.length) {
+      kept = new Map();
       const rows = await this.db().execute(
         `select p.key::text as k, p.content::text as h from parlay_event_identities p where p.key = any(?::uuid[])`,
         [keyArray],
       );
       for (const r of rows) kept.set(hex32(r.k), hex32(r.h));
-    }
-    for (const c of claims) if (kept.get(keyOf.get(c)!) !== c.hash.slice(0, 32)) conflicts.add(c);
+    } else if (first.size === claims.length) return conflicts;
+    for (let i = 0; i < claims.length; i++) if (kept.get(keyOf[i]) !== contentOf[i]) conflicts.add(claims[i]);
     return conflicts;
   }
 }
