@@ -40,12 +40,17 @@ interface Row {
   'machine µs/event': number;
   'WAL B/event': number;
   'FPI/kev': number;
+  'commits/delivery': string;
 }
 
 /** PostgreSQL's WAL written so far, cluster-wide (this bench is its only client while it runs). */
 const wal = async (url: string) => {
-  const [r] = await sql(url, 'select wal_bytes::float8 as bytes, wal_fpi::float8 as fpi from pg_stat_wal');
-  return { bytes: Number(r.bytes), fpi: Number(r.fpi) };
+  const [r] = await sql(
+    url,
+    `select wal_bytes::float8 as bytes, wal_fpi::float8 as fpi,
+       (select sum(xact_commit)::float8 from pg_stat_database) as commits from pg_stat_wal`,
+  );
+  return { bytes: Number(r.bytes), fpi: Number(r.fpi), commits: Number(r.commits) };
 };
 
 const q = (l: number[], p: number) => l.sort((a, b) => a - b)[Math.min(l.length - 1, Math.floor(p * l.length))].toFixed(0);
@@ -88,6 +93,8 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
     'machine µs/event': us(m.machineBusy),
     'WAL B/event': Math.round((wal1.bytes - wal0.bytes) / measured),
     'FPI/kev': Math.round(((wal1.fpi - wal0.fpi) * 1000) / measured),
+    // Every transaction committed in the cluster (this bench's statements of a few included).
+    'commits/delivery': ((wal1.commits - wal0.commits) / (deliveries.length - WARM)).toFixed(1),
   };
 }
 

@@ -47,6 +47,11 @@ export class SqlRuntimeStore implements RuntimeStore {
     private orm: Orm,
     private commitsInFlight = 2,
   ) {
+    // A group starts on the next turn of the event loop, with every commit the partitions issued in
+    // this one: partitions of one fetch (or of one delivery's bulk records) commit together. On
+    // PostgreSQL, starting the first at once left the others of its turn for a second transaction:
+    // 5.6–6.1 transactions per 250-event webhook delivery instead of 3.5–3.9, and the in-process
+    // ingest bench's machine CPU per event 323–330 µs instead of 209–308 (see `pump`).
     const engine = pgliteEngineOf(orm);
     if (engine) {
       // The engine itself, under the locks `exec` takes (it waits for any transaction open on it),
@@ -54,12 +59,9 @@ export class SqlRuntimeStore implements RuntimeStore {
       // built, and a read is one trip through the engine (src/store/pglite-script.ts).
       this.script = async (sql) => runScript(await engine, sql);
       this.rows = async (sql) => readRows(await engine, sql, []);
-      // One engine, one transaction at a time, run synchronously: partitions' commits never wait
-      // for each other, so none would ever be grouped. A group starts on the next turn of the event
-      // loop instead, with every commit the partitions issued in this one (a write transaction's
-      // own cost in PGlite is several statements').
+      // One engine, one transaction at a time, run synchronously (a write transaction's own cost in
+      // PGlite is several statements'): one group at a time.
       this.commitsInFlight = 1;
-      this.coalesce = true;
     } else {
       this.script = (sql) => this.run(sql);
       this.rows = (sql) => (this.orm.em.getDriver() as any).execute(sql, []);
@@ -271,12 +273,10 @@ export class SqlRuntimeStore implements RuntimeStore {
     return statements.join(';\n');
   }
 
-  /** PGlite: a group starts on the next turn of the event loop (see the constructor). */
-  private coalesce = false;
+  /** A group starts on the next turn of the event loop (see the constructor). */
   private pumpSoon = false;
 
   private pump(): void {
-    if (!this.coalesce) return this.pumpNow();
     if (this.pumpSoon || this.inFlight >= this.commitsInFlight) return; // the running group's end pumps
     this.pumpSoon = true;
     setImmediate(() => {

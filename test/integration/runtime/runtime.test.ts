@@ -3,6 +3,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
+import pg from 'pg';
 import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.ts';
 import { Asker, AskTimeout } from '../../../src/runtime/asker.ts';
 import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
@@ -300,22 +301,46 @@ function effectCommit(store: SqlRuntimeStore, partition: number, expectedNext: b
   });
 }
 
-test('group commit: commits that wait for a turn go as one transaction; a fenced member is refused alone, the others commit', async (t) => {
+test('group commit: commits of one turn go as one transaction, and so do those that wait for a turn; a fenced member is refused alone, the others commit', async (t) => {
   const orm = await storeDb(t);
   const store = new SqlRuntimeStore(orm, 1); // one transaction at a time: what arrives meanwhile waits and is grouped
   for (const p of [0, 1, 2, 3, 4]) await store.resetOffset('g', 'topic', p, 10n, 'a');
   const commit = (partition: number, expectedNext: bigint, letter: string) => effectCommit(store, partition, expectedNext, letter);
+  // A session of our own holds a partition's offset row, so that a group's transaction waits in
+  // PostgreSQL (its fence updates that row) while we issue more commits.
+  const locker = new pg.Client({ connectionString: orm.config.get('clientUrl') as string });
+  await locker.connect();
+  t.teardown(() => locker.end());
+  const hold = async (partition: number) => {
+    await locker.query('begin');
+    await locker.query("select 1 from consumer_offsets where group_id = 'g' and topic = 'topic' and partition = $1 for update", [
+      partition,
+    ]);
+  };
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  // A runs alone; B and C arrive while it runs and commit together, in one transaction.
-  const [a, b, c] = await Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b'), commit(2, 10n, 'c')]);
-  t.deepEqual([a, b, c], [true, true, true]);
-  t.not(await xminOf(orm, 0), await xminOf(orm, 1));
-  t.is(await xminOf(orm, 1), await xminOf(orm, 2), 'B and C: one transaction');
+  // A and B are issued on one turn of the event loop: one transaction. C comes while it runs: it
+  // waits for the turn and goes in the next one.
+  await hold(0);
+  const ab = Promise.all([commit(0, 10n, 'a'), commit(1, 10n, 'b')]);
+  await pause(200);
+  const c = commit(2, 10n, 'c');
+  await pause(100);
+  await locker.query('commit');
+  t.deepEqual([...(await ab), await c], [true, true, true]);
+  t.is(await xminOf(orm, 0), await xminOf(orm, 1), 'A and B: one transaction');
+  t.not(await xminOf(orm, 1), await xminOf(orm, 2), 'C waited for the next');
 
   // D is in flight; E (good) and F (stale: partition 0 is at 11 now) wait and are grouped. F's fence
   // rolls the group back; each then commits alone: E commits, F is refused, D is untouched.
-  const [d, e, f] = await Promise.all([commit(3, 10n, 'd'), commit(4, 10n, 'e'), commit(0, 10n, 'f')]);
-  t.deepEqual([d, e, f], [true, true, false]);
+  await hold(3);
+  const d = commit(3, 10n, 'd');
+  await pause(200);
+  const ef = Promise.all([commit(4, 10n, 'e'), commit(0, 10n, 'f')]);
+  await pause(100);
+  await locker.query('commit');
+  t.deepEqual([await d, ...(await ef)], [true, true, false]);
+  t.not(await xminOf(orm, 3), await xminOf(orm, 4), 'D went before E and F');
   t.is(await store.loadOffset('g', 'topic', 4), 11n);
   t.is(await store.loadOffset('g', 'topic', 0), 11n, 'the fenced commit moved nothing');
   const effects = (
