@@ -69,21 +69,18 @@ export class EventIdentities {
     // insert). When one of them was claimed before, the insert fails whole and the statement that
     // skips what is taken runs instead.
     const params = [keyArray, `{${[...first.values()].join(',')}}`];
+    const claim = (onConflict: string) =>
+      this.db().execute(
+        `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[]) ${onConflict} returning 1)
+         select count(*)::int as n, set_config('synchronous_commit', 'off', true) as async_commit from ins`,
+        params,
+      );
     let n: number;
     try {
-      [{ n }] = await this.db().execute(
-        `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[]) returning 1)
-         select count(*)::int as n, set_config('synchronous_commit', 'off', true) as async_commit from ins`,
-        params,
-      );
+      [{ n }] = await claim('');
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
-      [{ n }] = await this.db().execute(
-        `with ins as (insert into parlay_event_identities (key, content) select * from unnest(?::uuid[], ?::uuid[])
-           on conflict (key) do nothing returning 1)
-         select count(*)::int as n, set_config('synchronous_commit', 'off', true) as async_commit from ins`,
-        params,
-      );
+      [{ n }] = await claim('on conflict (key) do nothing');
     }
     // All claimed by this statement: only a copy in this list with other bytes can conflict.
     let kept = first;

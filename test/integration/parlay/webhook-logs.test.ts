@@ -7,6 +7,7 @@ import { rawTx } from '../../helpers/events.ts';
 import { fixture } from '../../helpers/fixtures.ts';
 import { programEventLines } from '../../../src/chain/logs.ts';
 import { PARLAY_PROGRAM_ID } from '../../../src/chain/idl.ts';
+import { fastestTry } from '../../helpers/fastest-try.ts';
 
 const PID = PARLAY_PROGRAM_ID.toBase58();
 const WEBHOOK = '/api/parlays/webhooks/indexer/';
@@ -79,9 +80,8 @@ test('the 2.6 MB delivery is a 400 well under a second, with /healthz answering 
   t.is((await call(node.url, 'POST', WEBHOOK, { auth: WEBHOOK_SECRET, raw: warm })).status, 400);
   // Up to three tries, the fastest counts: a freeze holds back every try, a loaded machine's
   // hiccup does not repeat.
-  const over = (x: { ms: number; probes: number[] }) => Math.max(x.ms / 500, Math.max(...x.probes) / 300); // < 1: within bounds
-  let best = { ms: Infinity, probes: [Infinity] };
-  for (let tries = 0; tries < 3 && over(best) >= 1; tries++) {
+  const over = (x: { ms: number; probes: number[] }) => (x.probes.length ? Math.max(x.ms / 500, Math.max(...x.probes) / 300) : Infinity); // < 1: within bounds
+  const best = await fastestTry(async () => {
     let done = false;
     const probes: number[] = [];
     const probe = (async () => {
@@ -101,8 +101,8 @@ test('the 2.6 MB delivery is a 400 well under a second, with /healthz answering 
     t.is(r.body.error, 'malformed_body');
     t.regex(r.body.message, /at most 10000 log lines/);
     t.log(`answered in ${ms.toFixed(0)} ms; healthz max ${Math.max(...probes).toFixed(0)} ms over ${probes.length} probes`);
-    if (probes.length && over({ ms, probes }) < over(best)) best = { ms, probes };
-  }
+    return { ms, probes };
+  }, over);
   const { ms, probes } = best;
   t.true(ms < 500, `answered in ${ms.toFixed(0)} ms`);
   t.true(probes.length > 0);
