@@ -6,6 +6,7 @@
 // the content the start of the SHA-256 of the event's bytes.
 import { hash } from 'node:crypto';
 import type { Db } from '../db.ts';
+import { isUniqueViolation } from '../store/sql-errors.ts';
 
 export interface EventClaim {
   signature: string;
@@ -19,11 +20,6 @@ export const identityOf = (c: { signature: string; index: number }) => `${c.sign
 /** The identity's key as 32 hex digits (a uuid without its dashes). */
 export const identityKey = (c: { signature: string; index: number }) => hash('sha256', identityOf(c), 'hex').slice(0, 32);
 
-/** PostgreSQL's unique_violation, as the driver (or MikroORM wrapping it) reports it. */
-const isUniqueViolation = (e: unknown): boolean => {
-  for (let x: any = e; x; x = x.cause ?? x.previous) if (x.code === '23505') return true;
-  return false;
-};
 
 /** 32 hex digits of a uuid, whatever its spelling (PostgreSQL answers with dashes). */
 const hex32 = (u: string) => u.replaceAll('-', '').toLowerCase();

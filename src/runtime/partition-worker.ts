@@ -34,6 +34,7 @@ import type {
   BatchOutcome,
   Bus,
   Envelope,
+  ExecuteOptions,
   Forward,
   InRecord,
   OutRecord,
@@ -425,9 +426,9 @@ export class PartitionWorker {
         deadLetters,
         effects: async (tx) => {
           const counted: StoreTx = {
-            execute: (sql: string, params?: unknown[]) => {
+            execute: (sql: string, params?: unknown[], opts?: ExecuteOptions) => {
               effects++;
-              return tx.execute(sql, params);
+              return tx.execute(sql, params, opts);
             },
             // Committed with the batch's forwards (outbox rows with a grace), sent after the commit.
             send: (messages) => {

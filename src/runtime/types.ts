@@ -116,7 +116,7 @@ export interface Applied<C, E, S> {
 
 /** A transaction of the store the runtime commits in: the kind writes its effects through it. */
 export interface StoreTx {
-  execute<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
+  execute<T = any>(sql: string, params?: unknown[], opts?: ExecuteOptions): Promise<T[]>;
   /**
    * Messages a projection sends to other topics (a batch's commit only): kept in the outbox by the
    * same commit (the relay's once a grace has passed) and sent by the worker right after it, like
@@ -124,6 +124,16 @@ export interface StoreTx {
    * repeat as the first.
    */
   send?(messages: SentMessage[]): void;
+}
+
+export interface ExecuteOptions {
+  /**
+   * An `insert … on conflict … do nothing` whose rows are almost always new (a blind creation):
+   * a batch's commit tries it as a plain insert first, which costs PostgreSQL about a fifth less
+   * per row (no speculative insertion), and only when that fails on a unique violation commits
+   * again with the statement as written. Ignored where the statement has no such clause.
+   */
+  usuallyNew?: boolean;
 }
 
 export interface SentMessage {

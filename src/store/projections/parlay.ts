@@ -40,6 +40,12 @@ export async function projectParlays(tx: StoreTx, applied: Applied<unknown, Parl
   await flush();
 }
 
+/**
+ * A creation is decided blind (src/parlay/kinds.ts): its rows are new unless the event was seen
+ * before (a delivery sent again), so a commit tries them as plain inserts first (ExecuteOptions).
+ */
+const NEW = { usuallyNew: true };
+
 async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'ParlayCreated' }>[]) {
   const parlays = list.map((e) => ({
     id: parlayUuid(e.parlayId),
@@ -62,6 +68,7 @@ async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'Pa
        potential_payout bigint, legs_total int, tx_signature text, created_at bigint, positions jsonb)
      on conflict (parlay_id) do nothing`,
     [toJson(parlays)],
+    NEW,
   );
   const legs = list.flatMap((e) =>
     e.legs.map((l, i) => ({
@@ -80,6 +87,7 @@ async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'Pa
        selected_outcome text, probability_at_entry int)
      on conflict do nothing`,
     [toJson(legs)],
+    NEW,
   );
 }
 

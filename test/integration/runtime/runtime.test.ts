@@ -1,6 +1,6 @@
 // The runtime alone with a toy decider, on both buses: per-key order, asks answered after commit,
 // idempotency keys answered once, snapshots + offsets surviving a restart, fencing.
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import pg from 'pg';
@@ -11,10 +11,11 @@ import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
 import { partitionFor } from '../../../src/runtime/partitioner.ts';
 import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
 import { InboxSeen } from '../../../src/runtime/store-port.ts';
-import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
+import { openOrm, migrate } from '../../../src/store/orm.ts';
 import type { ActorKind, Bus } from '../../../src/runtime/types.ts';
 import type { CheckpointPolicy } from '../../../src/runtime/partition-worker.ts';
 import { freshDatabase } from '../../helpers/db.ts';
+import { storeDb, xminOf } from '../../helpers/store-db.ts';
 import { KAFKA_BROKERS } from '../../helpers/node.ts';
 
 interface Counter {
@@ -191,23 +192,6 @@ test('in-process: a decider that throws is dead-lettered alone; its half-changed
 });
 
 /** A migrated store database for a store test (PostgreSQL, or PGlite in memory), dropped at its end. */
-async function storeDb(t: ExecutionContext, on: 'PostgreSQL' | 'PGlite' = 'PostgreSQL'): Promise<Orm> {
-  const db = on === 'PostgreSQL' ? await freshDatabase() : null;
-  const orm = await openOrm(db ? { databaseUrl: db.url } : { dataDir: 'memory://' });
-  await migrate(orm, db?.url);
-  t.teardown(async () => {
-    await orm.close();
-    await db?.drop();
-  });
-  return orm;
-}
-
-/** The transaction that last wrote a partition's offset row (same xmin: one transaction). */
-const xminOf = async (orm: Orm, partition: number): Promise<string> =>
-  (
-    await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [partition])
-  )[0].x;
-
 test('a commit from a stale owner is fenced', async (t) => {
   const orm = await openOrm({ dataDir: 'memory://' });
   await migrate(orm);

@@ -1,0 +1,103 @@
+// How SqlRuntimeStore turns partition commits into transactions: a big turn is shared among the
+// free transaction slots, small commits stay together, and `usuallyNew` inserts go plain first and
+// as written when a row exists. Real PostgreSQL (and PGlite for the plain-first path).
+import test from 'ava';
+import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
+import type { Orm } from '../../../src/store/orm.ts';
+import { storeDb, xminOf } from '../../helpers/store-db.ts';
+
+/** Partition `partition` moves 10 → 11 and inserts dead letters `rows-<source>` (payload `payload`), `usuallyNew` or not. */
+function rowsCommit(store: SqlRuntimeStore, partition: number, sources: string[], o: { payload?: string; usuallyNew?: boolean } = {}) {
+  return store.commit({
+    groupId: 'g',
+    topic: 'topic',
+    partition,
+    owner: 'a',
+    expectedNext: 10n,
+    next: 11n,
+    replayFrom: 11n,
+    snapshots: [],
+    inbox: [],
+    deadLetters: [],
+    effects: async (tx) => {
+      await tx.execute(
+        `insert into dead_letters (source, reason, payload, created_at)
+         select t.s, 'test', t.p, now() from jsonb_to_recordset(?::jsonb) as t(s text, p text)
+         on conflict (source) do nothing`,
+        [JSON.stringify(sources.map((s) => ({ s: `rows-${s}`, p: o.payload ?? '{}' })))],
+        { usuallyNew: o.usuallyNew ?? true },
+      );
+    },
+  });
+}
+
+/** The store, with every script it runs recorded. */
+async function recorded(orm: Orm, commitsInFlight?: number) {
+  const store = new SqlRuntimeStore(orm, commitsInFlight);
+  const scripts: string[] = [];
+  const run = (store as any).script as (sql: string) => Promise<unknown>;
+  (store as any).script = (sql: string) => {
+    scripts.push(sql);
+    return run(sql);
+  };
+  for (const p of [0, 1, 2, 3, 4, 5]) await store.resetOffset('g', 'topic', p, 10n, 'a');
+  return { store, scripts };
+}
+
+const sources = async (orm: Orm) =>
+  ((await (orm.em.fork() as any).execute("select source from dead_letters where source like 'rows-%' order by source")) as any[]).map(
+    (r) => r.source,
+  );
+
+test('a big turn of commits is shared among the free transactions; small commits of a turn stay one', async (t) => {
+  const orm = await storeDb(t);
+  const { store, scripts } = await recorded(orm, 2);
+  // Four commits of ~150,000 characters each, issued on one turn: two transactions of two.
+  const big = 'x'.repeat(150_000);
+  t.deepEqual(await Promise.all([0, 1, 2, 3].map((p) => rowsCommit(store, p, [`big${p}`], { payload: big }))), [true, true, true, true]);
+  t.is(scripts.length, 2, 'two transactions');
+  t.is(await xminOf(orm, 0), await xminOf(orm, 1));
+  t.is(await xminOf(orm, 2), await xminOf(orm, 3));
+  t.not(await xminOf(orm, 0), await xminOf(orm, 2), 'the halves ran as transactions of their own');
+  // Two small commits of one turn: one transaction, though a second is free.
+  t.deepEqual(await Promise.all([4, 5].map((p) => rowsCommit(store, p, [`small${p}`]))), [true, true]);
+  t.is(scripts.length, 3);
+  t.is(await xminOf(orm, 4), await xminOf(orm, 5), 'small commits: one transaction');
+  t.deepEqual(await sources(orm), ['rows-big0', 'rows-big1', 'rows-big2', 'rows-big3', 'rows-small4', 'rows-small5']);
+});
+
+for (const on of ['PostgreSQL', 'PGlite'] as const) {
+  test(`usually-new inserts on ${on}: plain first; a row that exists commits the group again as written, once`, async (t) => {
+    const orm = await storeDb(t, on);
+    const { store, scripts } = await recorded(orm, 1);
+    const ran = () => scripts.splice(0);
+
+    t.true(await rowsCommit(store, 0, ['a1', 'a2']));
+    let sql = ran();
+    t.is(sql.length, 1, 'new rows: one try');
+    t.false(/on conflict/i.test(sql[0].slice(sql[0].indexOf('insert into dead_letters'))), 'tried as a plain insert');
+
+    // B, C (new) and D (one new row, one that exists), issued on one turn: one group.
+    t.deepEqual(await Promise.all([rowsCommit(store, 1, ['b']), rowsCommit(store, 2, ['c']), rowsCommit(store, 3, ['a1', 'd'])]), [
+      true,
+      true,
+      true,
+    ]);
+    sql = ran();
+    t.is(sql.length, 2, 'the group plain; the group as written');
+    t.false(/on conflict/i.test(sql[0]));
+    t.true(/on conflict \(source\) do nothing/i.test(sql[1]) && sql[1].includes('rows-b') && sql[1].includes('rows-d'));
+    t.is(await xminOf(orm, 1), await xminOf(orm, 3), 'B, C and D: still one transaction');
+    t.deepEqual(await sources(orm), ['rows-a1', 'rows-a2', 'rows-b', 'rows-c', 'rows-d'], 'each row once');
+
+    // Without the option the statement runs as written at once.
+    t.true(await rowsCommit(store, 4, ['a2', 'e'], { usuallyNew: false }));
+    sql = ran();
+    t.is(sql.length, 1);
+    t.true(/on conflict/i.test(sql[0]));
+    // A failure that is not a row that exists is not retried as written: the fence still refuses.
+    t.false(await rowsCommit(store, 0, ['f']), 'partition 0 is at 11: fenced');
+    t.is(ran().length, 1, 'one try');
+    t.deepEqual(await sources(orm), ['rows-a1', 'rows-a2', 'rows-b', 'rows-c', 'rows-d', 'rows-e']);
+  });
+}
