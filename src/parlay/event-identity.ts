@@ -20,7 +20,6 @@ export const identityOf = (c: { signature: string; index: number }) => `${c.sign
 /** The identity's key as 32 hex digits (a uuid without its dashes). */
 export const identityKey = (c: { signature: string; index: number }) => hash('sha256', identityOf(c), 'hex').slice(0, 32);
 
-
 /** 32 hex digits of a uuid, whatever its spelling (PostgreSQL answers with dashes). */
 const hex32 = (u: string) => u.replaceAll('-', '').toLowerCase();
 
