@@ -483,17 +483,23 @@ export class MarketFeed {
 
   /**
    * The user channel follows every market of the catalog while a wallet is connected: markets
-   * seen first start at their current end, or at 0 when created after the channel started.
+   * seen first start after their last line from before the channel started (`userSince`, when its
+   * first wallet was added), or at 0 when created after it. Not at their end when this runs: the
+   * first run comes with the feed's next turn, and a line committed in between (an order its
+   * wallet placed right after the `auth` answer, on a busy node) would have been skipped. Markets
+   * already followed are not looked at again (their lines since `userSince` are many by then).
    */
   private async refreshUserMarkets(): Promise<void> {
     if (this.now() - this.userMarketsAt < 1000 && this.userCursors.size) return;
     this.userMarketsAt = this.now();
     const rows = await this.o.db().execute(
       `select m.condition_id as market, (m.created_at >= to_timestamp(? / 1000.0)) as fresh,
-         (select coalesce(max(seq), 0)::text from ledger_messages l where l.market = m.condition_id and l.topic = 'orders') as o,
-         (select coalesce(max(seq), 0)::text from ledger_messages l where l.market = m.condition_id and l.topic = 'trades') as t
-       from markets m`,
-      [this.userSince],
+         (select coalesce(max(seq), 0)::text from ledger_messages l
+           where l.market = m.condition_id and l.topic = 'orders' and l.at < to_timestamp(? / 1000.0)) as o,
+         (select coalesce(max(seq), 0)::text from ledger_messages l
+           where l.market = m.condition_id and l.topic = 'trades' and l.at < to_timestamp(? / 1000.0)) as t
+       from markets m where m.condition_id <> all(?::text[])`,
+      [this.userSince, this.userSince, this.userSince, `{${[...this.userCursors.keys()].map((k) => JSON.stringify(k)).join(',')}}`],
     );
     for (const r of rows) {
       if (this.userCursors.has(r.market)) continue;
