@@ -208,10 +208,11 @@ export class SqlRuntimeStore implements RuntimeStore {
       const json = params.length === 1 && typeof params[0] === 'string' && params[0].startsWith('[') ? params[0] : null;
       const plain = opts?.usuallyNew ? plainInsert(sql) : undefined;
       if (json !== null && mergeable(sql)) effects.push(plain ? { sql, json, plain } : { sql, json });
+      // The plain variant of a formatted statement is formatted only if it is tried.
       else
         effects.push(
           plain
-            ? { text: formatQuery(platform, sql, params), plain: formatQuery(platform, plain, params) }
+            ? { text: formatQuery(platform, sql, params), plain: () => formatQuery(platform, plain, params) }
             : { text: formatQuery(platform, sql, params) },
         );
     };
@@ -390,10 +391,10 @@ interface Rows {
 }
 
 /** A statement of a commit's effects: a rows statement, or any other, formatted (and as a plain insert: `usuallyNew`). */
-type Effect = Rows | { text: string; plain?: string };
+type Effect = Rows | { text: string; plain?: () => string };
 
 const formatted = (platform: any, e: Effect, plain: boolean) =>
-  'text' in e ? (plain && e.plain) || e.text : formatQuery(platform, (plain && e.plain) || e.sql, [e.json]);
+  'text' in e ? (plain && e.plain ? e.plain() : e.text) : formatQuery(platform, (plain && e.plain) || e.sql, [e.json]);
 
 /** An `insert … on conflict [target] do nothing` without its conflict clause; undefined for any other statement. */
 function plainInsert(sql: string): string | undefined {

@@ -19,3 +19,14 @@ export const xminOf = async (orm: Orm, partition: number): Promise<string> =>
   (
     await (orm.em.fork() as any).execute("select xmin::text as x from consumer_offsets where group_id = 'g' and partition = ?", [partition])
   )[0].x;
+
+/** A test commit's offset move: partition `partition` of group `g`, topic `topic`, owner `a`, from `expectedNext` to `next`. */
+export const partitionMove = (partition: number, expectedNext: bigint, next: bigint) => ({
+  groupId: 'g',
+  topic: 'topic',
+  partition,
+  owner: 'a',
+  expectedNext,
+  next,
+  replayFrom: next,
+});

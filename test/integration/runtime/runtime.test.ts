@@ -15,7 +15,7 @@ import { openOrm, migrate } from '../../../src/store/orm.ts';
 import type { ActorKind, Bus } from '../../../src/runtime/types.ts';
 import type { CheckpointPolicy } from '../../../src/runtime/partition-worker.ts';
 import { freshDatabase } from '../../helpers/db.ts';
-import { storeDb, xminOf } from '../../helpers/store-db.ts';
+import { partitionMove, storeDb, xminOf } from '../../helpers/store-db.ts';
 import { KAFKA_BROKERS } from '../../helpers/node.ts';
 
 interface Counter {
@@ -265,13 +265,7 @@ for (const store of ['PGlite', 'PostgreSQL'] as const) {
  */
 function effectCommit(store: SqlRuntimeStore, partition: number, expectedNext: bigint, letter: string, o: { inbox?: boolean } = {}) {
   return store.commit({
-    groupId: 'g',
-    topic: 'topic',
-    partition,
-    owner: 'a',
-    expectedNext,
-    next: expectedNext + 1n,
-    replayFrom: expectedNext + 1n,
+    ...partitionMove(partition, expectedNext, expectedNext + 1n),
     snapshots: [{ kind: 'k', key: `key${partition}`, state: { partition } }],
     inbox: o.inbox ? [{ key: `cmd-${letter}`, reply: { ok: letter }, offset: expectedNext }] : [],
     deadLetters: [],
@@ -371,13 +365,7 @@ for (const on of ['PostgreSQL', 'PGlite'] as const) {
     const commit = (partition: number, cmd: string, o: { snapshot?: boolean; expectedNext?: bigint } = {}) => {
       const at = o.expectedNext ?? 10n;
       return store.commit({
-        groupId: 'g',
-        topic: 'topic',
-        partition,
-        owner: 'a',
-        expectedNext: at,
-        next: at + 2n,
-        replayFrom: at + 2n,
+        ...partitionMove(partition, at, at + 2n),
         snapshots: o.snapshot ? [{ kind: 'k', key: `key${partition}`, state: { partition } }] : [],
         inbox: [{ key: cmd, reply: { ok: cmd }, offset: at }],
         deadLetters: [],
@@ -451,13 +439,7 @@ test('group commit of rows-only commits: one fence and one insert for all; a sta
   // The ingest's shape: a fence and inserts over a JSON array of rows (merged across members).
   const commit = (partition: number, expectedNext: bigint, letters: string[]) =>
     store.commit({
-      groupId: 'g',
-      topic: 'topic',
-      partition,
-      owner: 'a',
-      expectedNext,
-      next: expectedNext + 5n,
-      replayFrom: expectedNext + 5n,
+      ...partitionMove(partition, expectedNext, expectedNext + 5n),
       snapshots: [],
       inbox: [],
       deadLetters: [],
@@ -510,13 +492,7 @@ for (const on of ['PostgreSQL', 'PGlite'] as const) {
     // A book's commit: its orders upserted and its market's ledger lines appended (with its inbox row).
     const book = (partition: number, market: string, orders: string[]) =>
       store.commit({
-        groupId: 'g',
-        topic: 'topic',
-        partition,
-        owner: 'a',
-        expectedNext: 10n,
-        next: 11n,
-        replayFrom: 11n,
+        ...partitionMove(partition, 10n, 11n),
         snapshots: [],
         inbox: [{ key: `cmd-${market}`, reply: { ok: true }, offset: 10n }],
         deadLetters: [],

@@ -4,18 +4,12 @@
 import test from 'ava';
 import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
 import type { Orm } from '../../../src/store/orm.ts';
-import { storeDb, xminOf } from '../../helpers/store-db.ts';
+import { partitionMove, storeDb, xminOf } from '../../helpers/store-db.ts';
 
 /** Partition `partition` moves 10 → 11 and inserts dead letters `rows-<source>` (payload `payload`), `usuallyNew` or not. */
 function rowsCommit(store: SqlRuntimeStore, partition: number, sources: string[], o: { payload?: string; usuallyNew?: boolean } = {}) {
   return store.commit({
-    groupId: 'g',
-    topic: 'topic',
-    partition,
-    owner: 'a',
-    expectedNext: 10n,
-    next: 11n,
-    replayFrom: 11n,
+    ...partitionMove(partition, 10n, 11n),
     snapshots: [],
     inbox: [],
     deadLetters: [],
