@@ -95,7 +95,12 @@ const failed =
   Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/gm)) +
   count(/(\d+) uncaught exceptions?/) +
   count(/(\d+) unhandled rejections?/) +
-  lines(/^\s*✘ Timed out/gm);
+  lines(/^\s*✘ Timed out/gm) +
+  lines(/^\s*✘ .+ exited (with a non-zero exit code|due to)/gm);
+// A test file whose worker died (a signal, a non-zero exit) ends ava's run non-zero with every test it
+// did run passed: the file and what it left unrun are named again here, at the end, where they show.
+const exited = out.match(/^\s*✘ .+ (exited (with a non-zero exit code|due to).*|tests? remaining in .+)$/gm) ?? [];
+if (exited.length) console.log(`\ntest files that ended early:\n${exited.map((l) => `  ${l.trim()}`).join('\n')}`);
 const skipped = count(/(\d+) tests? skipped/);
 const exitFailed = (code !== 0 || overran) && failed === 0 ? 1 : failed;
 console.log(`\n${passed} passed, ${exitFailed} failed${skipped ? `, ${skipped} skipped` : ''}`);
