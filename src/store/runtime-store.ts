@@ -379,7 +379,7 @@ interface PendingCommit {
 
 /**
  * A projection's statement over a JSON array of rows (its one parameter): an insert of
- * `jsonb_to_recordset(?::jsonb)`, or one of the functions that take such an array. The same
+ * `jsonb_to_recordset(?::jsonb)` or `jsonb_array_elements(?::jsonb)`, or one of the functions that take such an array. The same
  * statement of several partitions' commits is one statement over all their rows (partitions hold
  * different keys, and each commit's statements keep their order).
  */
@@ -403,7 +403,8 @@ function plainInsert(sql: string): string | undefined {
   return m ? sql.slice(0, m.index) : undefined;
 }
 
-const ROWS_PARAM = 'jsonb_to_recordset(?::jsonb)';
+/** The row sources of a rows statement: rows as JSON objects by column name, or as arrays of values by position. */
+const ROWS_PARAMS = ['jsonb_to_recordset(?::jsonb)', 'jsonb_array_elements(?::jsonb)'];
 
 /**
  * Functions over a JSON array of rows whose rows of different partitions never meet: an order and
@@ -421,7 +422,9 @@ const ROWS_FUNCTIONS = new Set([
  * rows must not become one statement), and the functions above.
  */
 function mergeable(sql: string): boolean {
-  return ROWS_FUNCTIONS.has(sql) || (sql.includes(ROWS_PARAM) && /^\s*insert\b/i.test(sql) && !/\bdo\s+update\b/i.test(sql));
+  return (
+    ROWS_FUNCTIONS.has(sql) || (ROWS_PARAMS.some((p) => sql.includes(p)) && /^\s*insert\b/i.test(sql) && !/\bdo\s+update\b/i.test(sql))
+  );
 }
 
 /** A forwarded command's outbox row is the relay's to send only after this: until then its worker sends it. */

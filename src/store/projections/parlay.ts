@@ -46,45 +46,42 @@ export async function projectParlays(tx: StoreTx, applied: Applied<unknown, Parl
  */
 const NEW = { usuallyNew: true };
 
+/**
+ * Rows travel as JSON arrays of their values, read by position (`r->>0`): PostgreSQL turns a
+ * 1,000-row array into rows three times cheaper this way than with `jsonb_to_recordset`, which
+ * looks up every column of every row by its key (parlays: 21 → 7.5 µs of backend CPU per row,
+ * legs: 9 → 1.5, measured with their real columns and indexes), and the text is a third shorter.
+ */
 async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'ParlayCreated' }>[]) {
-  const parlays = list.map((e) => ({
-    id: parlayUuid(e.parlayId),
-    parlay_id: e.parlayId,
-    user_wallet: e.user,
-    stake: e.stake,
-    combined_probability: e.combinedProbability,
-    potential_payout: e.potentialPayout,
-    legs_total: e.legs.length,
-    tx_signature: e.signature,
-    created_at: e.createdAt,
-    positions: [e.pos, e.pos, e.pos],
-  }));
+  const parlays = list.map((e) => [
+    parlayUuid(e.parlayId),
+    e.parlayId,
+    e.user,
+    e.stake,
+    e.combinedProbability,
+    e.potentialPayout,
+    e.legs.length,
+    e.signature,
+    e.createdAt,
+    [e.pos, e.pos, e.pos],
+  ]);
   await tx.execute(
     `insert into parlays (id, parlay_id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
        legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at, positions)
-     select t.id, t.parlay_id, t.user_wallet, t.stake, t.combined_probability, t.potential_payout, 0, 'active',
-       t.legs_total, 0, 0, 0, t.tx_signature, '', to_timestamp(t.created_at), t.positions
-     from jsonb_to_recordset(?::jsonb) as t(id uuid, parlay_id bigint, user_wallet text, stake bigint, combined_probability bigint,
-       potential_payout bigint, legs_total int, tx_signature text, created_at bigint, positions jsonb)
+     select (r->>0)::uuid, (r->>1)::bigint, r->>2, (r->>3)::bigint, (r->>4)::bigint, (r->>5)::bigint, 0, 'active',
+       (r->>6)::int, 0, 0, 0, r->>7, '', to_timestamp((r->>8)::bigint), r->9
+     from jsonb_array_elements(?::jsonb) as r
      on conflict (parlay_id) do nothing`,
     [toJson(parlays)],
     NEW,
   );
   const legs = list.flatMap((e) =>
-    e.legs.map((l, i) => ({
-      parlay_id: e.parlayId,
-      leg_index: i,
-      on_chain_market_id: l.marketId,
-      market_address: l.market,
-      selected_outcome: l.outcome === 0 ? 'YES' : 'NO',
-      probability_at_entry: l.probability,
-    })),
+    e.legs.map((l, i) => [e.parlayId, i, l.marketId, l.market, l.outcome === 0 ? 'YES' : 'NO', l.probability]),
   );
   await tx.execute(
     `insert into parlay_legs (parlay_id, leg_index, on_chain_market_id, market_address, selected_outcome, probability_at_entry, status)
-     select t.parlay_id, t.leg_index, t.on_chain_market_id, t.market_address, t.selected_outcome, t.probability_at_entry, 'pending'
-     from jsonb_to_recordset(?::jsonb) as t(parlay_id bigint, leg_index int, on_chain_market_id bigint, market_address text,
-       selected_outcome text, probability_at_entry int)
+     select (r->>0)::bigint, (r->>1)::int, (r->>2)::bigint, r->>3, r->>4, (r->>5)::int, 'pending'
+     from jsonb_array_elements(?::jsonb) as r
      on conflict do nothing`,
     [toJson(legs)],
     NEW,
