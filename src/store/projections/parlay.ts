@@ -63,13 +63,14 @@ async function insertCreated(tx: StoreTx, list: Extract<ParlayEvent, { type: 'Pa
     e.legs.length,
     e.signature,
     e.createdAt,
-    [e.pos, e.pos, e.pos],
+    e.pos,
   ]);
   await tx.execute(
     `insert into parlays (id, parlay_id, user_wallet, stake, combined_probability, potential_payout, actual_payout, status,
        legs_total, legs_won, legs_lost, legs_resolved, tx_signature, claim_tx_signature, created_at, positions)
      select (r->>0)::uuid, (r->>1)::bigint, r->>2, (r->>3)::bigint, (r->>4)::bigint, (r->>5)::bigint, 0, 'active',
-       (r->>6)::int, 0, 0, 0, r->>7, '', to_timestamp((r->>8)::bigint), r->9
+       (r->>6)::int, 0, 0, 0, r->>7, '', to_timestamp((r->>8)::bigint),
+       jsonb_build_array(r->9, r->9, r->9)
      from jsonb_array_elements(?::jsonb) as r
      on conflict (parlay_id) do nothing`,
     [toJson(parlays)],
