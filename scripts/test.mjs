@@ -28,80 +28,125 @@ if (!process.env.KAFKA_BROKERS) {
 
 // ava runs in its own process group, so that whatever a test leaves behind (a node process, a chain)
 // is reaped with it at the end.
-const child = spawn(process.execPath, [`${root}node_modules/ava/entrypoints/cli.mjs`, ...args], {
-  cwd: root,
-  env: { ...process.env, FORCE_COLOR: '0' },
-  stdio: ['ignore', 'pipe', 'pipe'],
-  detached: true,
-});
-let out = '';
-child.stdout.on('data', (d) => {
-  out += d;
-  process.stdout.write(d);
-});
-child.stderr.on('data', (d) => {
-  out += d;
-  process.stderr.write(d);
-});
-const killGroup = (signal) => {
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    /* already gone */
-  }
-};
+let current = null;
 // Its own group no longer hears the terminal: pass an interrupt on.
 for (const sig of ['SIGINT', 'SIGTERM'])
   process.on(sig, () => {
     try {
-      child.kill(sig);
+      current?.kill(sig);
     } catch {
       /* gone */
     }
   });
 
-// A watchdog above ava's own inactivity timeout: past the deadline ava is interrupted (it then names
-// the tests still pending and exits), and killed 30 s later if it has not.
-const deadlineMin = Number(process.env.TEST_DEADLINE_MIN ?? 45);
-let overran = false;
-const watchdog = setTimeout(() => {
-  overran = true;
-  console.error(`\nthe test run passed its ${deadlineMin}-minute deadline (TEST_DEADLINE_MIN): interrupting ava`);
-  try {
-    child.kill('SIGINT');
-  } catch {
-    /* gone */
-  }
-  setTimeout(() => killGroup('SIGKILL'), 30_000).unref();
-}, deadlineMin * 60_000);
-watchdog.unref();
+/** One ava run over `avaArgs`: its exit code, its output, and whether it passed `deadlineMin`. */
+async function runAva(avaArgs, deadlineMin) {
+  const child = spawn(process.execPath, [`${root}node_modules/ava/entrypoints/cli.mjs`, ...avaArgs], {
+    cwd: root,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  current = child;
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+    process.stdout.write(d);
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+    process.stderr.write(d);
+  });
+  const killGroup = (signal) => {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      /* already gone */
+    }
+  };
+  // A watchdog above ava's own inactivity timeout: past the deadline ava is interrupted (it then
+  // names the tests still pending and exits), and killed 30 s later if it has not.
+  let overran = false;
+  const watchdog = setTimeout(() => {
+    overran = true;
+    console.error(`\nthe test run passed its ${deadlineMin}-minute deadline (TEST_DEADLINE_MIN): interrupting ava`);
+    try {
+      child.kill('SIGINT');
+    } catch {
+      /* gone */
+    }
+    setTimeout(() => killGroup('SIGKILL'), 30_000).unref();
+  }, deadlineMin * 60_000);
+  watchdog.unref();
+  // `exit`, not `close`: a stray grandchild holding ava's output pipe must not keep the run open.
+  const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+  clearTimeout(watchdog);
+  await new Promise((r) => setTimeout(r, 200));
+  killGroup('SIGKILL');
+  current = null;
+  return { code, out, overran };
+}
 
-// `exit`, not `close`: a stray grandchild holding ava's output pipe must not keep the run open.
-const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
-clearTimeout(watchdog);
-await new Promise((r) => setTimeout(r, 200));
-killGroup('SIGKILL');
+/** What ava printed of a run: passed, failed (whatever the cause), skipped, and the files whose worker died. */
+function tally(out) {
+  const count = (re) => {
+    const m = re.exec(out);
+    return m ? Number(m[1]) : 0;
+  };
+  // ava's closing lines, or (when a run is cut short, e.g. a timeout) the ✔ / ✘ lines themselves.
+  const lines = (re) => (out.match(re) ?? []).length;
+  // A test file whose worker died (a signal, a non-zero exit): ava names it once, mid-run, with the
+  // tests it left unrun; every test it did run counts as passed.
+  const diedLines = out.match(/^\s*✘ \S+ exited (with a non-zero exit code|due to).*$/gm) ?? [];
+  const died = [...new Set(diedLines.map((l) => /✘ (\S+) exited/.exec(l)[1]))];
+  const failed =
+    Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/gm)) +
+    count(/(\d+) uncaught exceptions?/) +
+    count(/(\d+) unhandled rejections?/) +
+    lines(/^\s*✘ Timed out/gm);
+  return {
+    passed: Math.max(count(/(\d+) tests? passed/), lines(/^\s*✔ /gm)),
+    failed,
+    skipped: count(/(\d+) tests? skipped/),
+    died,
+    diedLines: out.match(/^\s*✘ .+ (exited (with a non-zero exit code|due to).*|tests? remaining in .+)$/gm) ?? [],
+  };
+}
+
+/** The ✔ lines of a file's tests in a whole-suite run: ava titles them by its path under test/. */
+const passedIn = (out, file) => {
+  const prefix =
+    file
+      .replace(/^test\//, '')
+      .replace(/\.test\.ts$/, '')
+      .split('/')
+      .join(' › ') + ' › ';
+  return (out.match(/^\s*✔ .*$/gm) ?? []).filter((l) => l.trim().slice(2).startsWith(prefix)).length;
+};
+
+const deadlineMin = Number(process.env.TEST_DEADLINE_MIN ?? 45);
+const first = await runAva(args, deadlineMin);
+const t = tally(first.out);
+let { passed, failed } = t;
+let overran = first.overran;
+let code = first.code;
+if (t.diedLines.length) console.log(`\ntest files that ended early:\n${t.diedLines.map((l) => `  ${l.trim()}`).join('\n')}`);
+// A worker that died with nothing else failing (a crash of the process, not an assertion): its files
+// run once more, alone, and count by that run; the death stays printed above. Any other failure, or
+// a second death, fails the run.
+if (t.died.length && t.failed === 0 && !overran) {
+  console.log(`\nrunning again, alone: ${t.died.join(' ')}`);
+  const again = await runAva(t.died, deadlineMin);
+  const a = tally(again.out);
+  passed = passed - t.died.reduce((n, f) => n + passedIn(first.out, f), 0) + a.passed;
+  failed = a.failed + a.died.length;
+  overran = again.overran;
+  code = again.code;
+  console.log(`\nthe files run again: ${a.passed} passed, ${a.failed + a.died.length} failed`);
+} else failed += t.died.length;
 
 if (startedKafka && !process.env.KEEP_KAFKA) sh('bash', ['deploy/kafka.sh', 'stop']);
 
-const count = (re) => {
-  const m = re.exec(out);
-  return m ? Number(m[1]) : 0;
-};
-// ava's closing lines, or (when a run is cut short, e.g. a timeout) the ✔ / ✘ lines themselves.
-const lines = (re) => (out.match(re) ?? []).length;
-const passed = Math.max(count(/(\d+) tests? passed/), lines(/^\s*✔ /gm));
-const failed =
-  Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/gm)) +
-  count(/(\d+) uncaught exceptions?/) +
-  count(/(\d+) unhandled rejections?/) +
-  lines(/^\s*✘ Timed out/gm) +
-  lines(/^\s*✘ .+ exited (with a non-zero exit code|due to)/gm);
-// A test file whose worker died (a signal, a non-zero exit) ends ava's run non-zero with every test it
-// did run passed: the file and what it left unrun are named again here, at the end, where they show.
-const exited = out.match(/^\s*✘ .+ (exited (with a non-zero exit code|due to).*|tests? remaining in .+)$/gm) ?? [];
-if (exited.length) console.log(`\ntest files that ended early:\n${exited.map((l) => `  ${l.trim()}`).join('\n')}`);
-const skipped = count(/(\d+) tests? skipped/);
 const exitFailed = (code !== 0 || overran) && failed === 0 ? 1 : failed;
-console.log(`\n${passed} passed, ${exitFailed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+console.log(`\n${passed} passed, ${exitFailed} failed${t.skipped ? `, ${t.skipped} skipped` : ''}`);
 process.exit(code === 0 && exitFailed === 0 && !overran ? 0 : 1);
