@@ -15,7 +15,7 @@ import type { ExecuteOptions, StoreTx } from '../runtime/types.ts';
 import { pgliteEngineOf, type Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
 import { clip } from '../runtime/failures.ts';
-import { formatQuery } from './sql-format.ts';
+import { formatQuery, pgLiteral } from './sql-format.ts';
 import { readRows, runScript } from './pglite-script.ts';
 import { isUniqueViolation } from './sql-errors.ts';
 
@@ -258,7 +258,9 @@ export class SqlRuntimeStore implements RuntimeStore {
    */
   private combined(group: PendingCommit[], plain: boolean): string {
     const platform = this.orm.em.getPlatform() as any;
-    const statements = [
+    // The script's pieces, joined once at the end: a merged statement's rows are never copied into
+    // a string of their own first (a turn's rows are hundreds of KB: every copy was a large young object).
+    const out: string[] = [
       bookkeepingOf(
         platform,
         group.map((g) => g.book),
@@ -266,7 +268,7 @@ export class SqlRuntimeStore implements RuntimeStore {
     ];
     const byShape = new Map<string, PendingCommit[]>();
     for (const g of group) {
-      if (g.shape === null) for (const e of g.effects) statements.push(formatted(platform, e, plain));
+      if (g.shape === null) for (const e of g.effects) out.push(';\n', formatted(platform, e, plain));
       else if (g.shape.length) {
         const same = byShape.get(g.shape);
         if (same) same.push(g);
@@ -275,12 +277,17 @@ export class SqlRuntimeStore implements RuntimeStore {
     }
     for (const members of byShape.values()) {
       members[0].effects.forEach((e, i) => {
-        const parts = members.map((m) => (m.effects[i] as Rows).json.slice(1, -1).trim()).filter((x) => x.length);
         const r = e as Rows;
-        statements.push(formatQuery(platform, (plain && r.plain) || r.sql, [`[${parts.join(',')}]`]));
+        out.push(';\n');
+        mergedRows(
+          platform,
+          (plain && r.plain) || r.sql,
+          members.map((m) => (m.effects[i] as Rows).json),
+          out,
+        );
       });
     }
-    return statements.join(';\n');
+    return out.join('');
   }
 
   /** A group starts on the next turn of the event loop (see the constructor). */
@@ -395,6 +402,38 @@ type Effect = Rows | { text: string; plain?: () => string };
 
 const formatted = (platform: any, e: Effect, plain: boolean) =>
   'text' in e ? (plain && e.plain ? e.plain() : e.text) : formatQuery(platform, (plain && e.plain) || e.sql, [e.json]);
+
+/**
+ * A rows statement over the rows of several members (JSON arrays), pushed onto `out` as pieces: its
+ * text before the placeholder, the quoted array, its text after. The members' arrays are pieces
+ * too when none holds a quote or a backslash (what a literal must escape); otherwise they are
+ * joined and quoted as one string.
+ */
+function mergedRows(platform: any, sql: string, jsons: string[], out: string[]): void {
+  const at = sql.indexOf('?');
+  if (at < 0 || sql.indexOf('?', at + 1) >= 0 || sql[at - 1] === '\\') {
+    const parts = jsons.map((j) => j.slice(1, -1).trim()).filter((x) => x.length);
+    out.push(formatQuery(platform, sql, [`[${parts.join(',')}]`]));
+    return;
+  }
+  out.push(sql.slice(0, at));
+  if (jsons.some((j) => j.includes("'") || j.includes('\\'))) {
+    const parts = jsons.map((j) => j.slice(1, -1).trim()).filter((x) => x.length);
+    out.push(pgLiteral(`[${parts.join(',')}]`));
+  } else {
+    out.push("'[");
+    let first = true;
+    for (const j of jsons) {
+      const rows = j.slice(1, -1).trim();
+      if (!rows) continue; // []
+      if (!first) out.push(',');
+      out.push(rows);
+      first = false;
+    }
+    out.push("]'");
+  }
+  out.push(sql.slice(at + 1));
+}
 
 /** An `insert … on conflict [target] do nothing` without its conflict clause; undefined for any other statement. */
 function plainInsert(sql: string): string | undefined {
