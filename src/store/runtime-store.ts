@@ -15,7 +15,7 @@ import type { ExecuteOptions, StoreTx } from '../runtime/types.ts';
 import { pgliteEngineOf, type Orm } from './orm.ts';
 import { toJson } from '../runtime/json.ts';
 import { clip } from '../runtime/failures.ts';
-import { formatQuery, pgLiteral } from './sql-format.ts';
+import { formatQuery } from './sql-format.ts';
 import { readRows, runScript } from './pglite-script.ts';
 import { isUniqueViolation } from './sql-errors.ts';
 
@@ -406,33 +406,19 @@ const formatted = (platform: any, e: Effect, plain: boolean) =>
 /**
  * A rows statement over the rows of several members (JSON arrays), pushed onto `out` as pieces: its
  * text before the placeholder, the quoted array, its text after. The members' arrays are pieces
- * too when none holds a quote or a backslash (what a literal must escape); otherwise they are
- * joined and quoted as one string.
+ * too when none holds a quote or a backslash (what a literal must escape); otherwise the statement
+ * is formatted as one string, as before.
  */
 function mergedRows(platform: any, sql: string, jsons: string[], out: string[]): void {
+  const rows = jsons.map((j) => j.slice(1, -1).trim()).filter((x) => x.length);
   const at = sql.indexOf('?');
-  if (at < 0 || sql.indexOf('?', at + 1) >= 0 || sql[at - 1] === '\\') {
-    const parts = jsons.map((j) => j.slice(1, -1).trim()).filter((x) => x.length);
-    out.push(formatQuery(platform, sql, [`[${parts.join(',')}]`]));
+  if (at < 0 || sql.indexOf('?', at + 1) >= 0 || sql[at - 1] === '\\' || rows.some((r) => r.includes("'") || r.includes('\\'))) {
+    out.push(formatQuery(platform, sql, [`[${rows.join(',')}]`]));
     return;
   }
-  out.push(sql.slice(0, at));
-  if (jsons.some((j) => j.includes("'") || j.includes('\\'))) {
-    const parts = jsons.map((j) => j.slice(1, -1).trim()).filter((x) => x.length);
-    out.push(pgLiteral(`[${parts.join(',')}]`));
-  } else {
-    out.push("'[");
-    let first = true;
-    for (const j of jsons) {
-      const rows = j.slice(1, -1).trim();
-      if (!rows) continue; // []
-      if (!first) out.push(',');
-      out.push(rows);
-      first = false;
-    }
-    out.push("]'");
-  }
-  out.push(sql.slice(at + 1));
+  out.push(sql.slice(0, at), "'[");
+  rows.forEach((r, i) => out.push(i ? ',' : '', r));
+  out.push("]'", sql.slice(at + 1));
 }
 
 /** An `insert … on conflict [target] do nothing` without its conflict clause; undefined for any other statement. */

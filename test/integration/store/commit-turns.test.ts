@@ -95,3 +95,40 @@ for (const on of ['PostgreSQL', 'PGlite'] as const) {
     t.deepEqual(await sources(orm), ['rows-a1', 'rows-a2', 'rows-b', 'rows-c', 'rows-d', 'rows-e']);
   });
 }
+
+for (const on of ['PostgreSQL', 'PGlite'] as const) {
+  test(`merged rows on ${on}: one statement over a turn's rows, quotes and backslashes kept, an empty member skipped`, async (t) => {
+    const orm = await storeDb(t, on);
+    const { store, scripts } = await recorded(orm, 1);
+    const payloads = { plain: '{"a":1}', quote: "it's", backslash: 'C:\\dir\\"x"' };
+    // Four commits of one turn, one shape: the rows statement is merged into one over all of them.
+    t.deepEqual(
+      await Promise.all([
+        rowsCommit(store, 0, ['m-plain'], { payload: payloads.plain }),
+        rowsCommit(store, 1, [], {}),
+        rowsCommit(store, 2, ['m-quote'], { payload: payloads.quote }),
+        rowsCommit(store, 3, ['m-backslash'], { payload: payloads.backslash }),
+      ]),
+      [true, true, true, true],
+    );
+    t.is(scripts.length, 1, 'one transaction');
+    t.is((scripts[0].match(/insert into dead_letters/g) ?? []).length, 1, 'one merged statement');
+    // Without quotes or backslashes, the rows go in as pieces of the script: the same rows.
+    t.deepEqual(await Promise.all([rowsCommit(store, 4, ['m-p4']), rowsCommit(store, 5, ['m-p5'])]), [true, true]);
+    t.is(scripts.length, 2);
+    t.is((scripts[1].match(/insert into dead_letters/g) ?? []).length, 1);
+    const rows = (await (orm.em.fork() as any).execute(
+      "select source, payload from dead_letters where source like 'rows-m-%' order by source",
+    )) as { source: string; payload: string }[];
+    t.deepEqual(
+      rows.map((r) => [r.source, r.payload]),
+      [
+        ['rows-m-backslash', payloads.backslash],
+        ['rows-m-p4', '{}'],
+        ['rows-m-p5', '{}'],
+        ['rows-m-plain', payloads.plain],
+        ['rows-m-quote', payloads.quote],
+      ],
+    );
+  });
+}
