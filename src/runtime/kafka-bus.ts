@@ -1,10 +1,13 @@
 // Kafka bus (kafkajs): the durable transport of cluster mode. Partitions are chosen by the shared
 // partitioner; a consumer group gives each partition one owner; offsets of record are kept by the
 // runtime in the database, Kafka's committed offsets only tell a new owner roughly where to start.
-import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type Admin, type Message } from 'kafkajs';
+import type { Kafka as KafkaClient, Consumer, Producer, Admin, Message } from 'kafkajs';
+import { kafkajs } from './kafka-crc.ts';
 import { quietKafkajsTimerWarning } from './kafka-warnings.ts';
 import { partitionFor } from './partitioner.ts';
 import type { Bus, ConsumeOptions, ConsumerHandle, InRecord, OutRecord, TopicSpec } from './types.ts';
+
+const { Kafka, logLevel, Partitioners } = kafkajs;
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -29,7 +32,7 @@ const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 
 export class KafkaBus implements Bus {
   readonly durable = true;
-  private kafka: Kafka;
+  private kafka: KafkaClient;
   private producer: Producer;
   private admin: Admin;
   private partitionCounts = new Map<string, number>();
