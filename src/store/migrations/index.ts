@@ -23,6 +23,7 @@ import { Migration20261130110000 } from './Migration20261130110000.ts';
 import { Migration20261201100000 } from './Migration20261201100000.ts';
 import { Migration20261201110000 } from './Migration20261201110000.ts';
 import { Migration20261202100000 } from './Migration20261202100000.ts';
+import { Migration20261203100000 } from './Migration20261203100000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -49,4 +50,5 @@ export const migrationsList = [
   { name: 'Migration20261201100000', class: Migration20261201100000 },
   { name: 'Migration20261201110000', class: Migration20261201110000 },
   { name: 'Migration20261202100000', class: Migration20261202100000 },
+  { name: 'Migration20261203100000', class: Migration20261203100000 },
 ];
