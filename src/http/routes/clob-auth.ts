@@ -8,6 +8,7 @@ import { signInBody, type ClobTokens } from '../../clob/sign-in.ts';
 import { SignIns } from '../../clob/sign-ins.ts';
 import type { Edge } from '../edge.ts';
 import { limit } from '../rate-limit.ts';
+import { VerifiedTokens, bearerOf } from '../verified-tokens.ts';
 import { documentRoutes } from '../openapi.ts';
 import * as api from '../../api/schemas.ts';
 
@@ -16,6 +17,9 @@ import type { Db } from '../../db.ts';
 /** A wallet as a token may name it (the same bound as a sign-in's address). */
 const WALLET = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
+type Claims = { sub?: unknown; scope?: string; exp?: unknown; nbf?: unknown };
+const verifiedBy = new WeakMap<ClobTokens, VerifiedTokens<Claims>>();
+
 /**
  * Bearer tokens of the order book; ctx.state.wallet is the signed-in address. With `edge`, each
  * wallet's requests also take a token of its bucket (429 past RATE_LIMIT_WALLET_*).
@@ -23,11 +27,21 @@ const WALLET = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 export function clobAuth(tokens: ClobTokens, edge?: Edge) {
   const verify = jwt({ secret: tokens.secretKey as any, algorithms: ['HS256'], key: 'clob' });
   const perWallet = edge ? limit(edge.limits.wallet, (ctx) => ctx.state.wallet, 'for this wallet') : null;
+  // A token verified once is not verified again until it expires (src/http/verified-tokens.ts);
+  // one cache per issuer, shared by every route group that checks its tokens.
+  let verified = verifiedBy.get(tokens);
+  if (!verified) verifiedBy.set(tokens, (verified = new VerifiedTokens()));
   return async (ctx: Context, next: Next) => {
-    try {
-      await verify(ctx, async () => undefined);
-    } catch {
-      throw new HttpError(401, 'unauthorized', 'a valid bearer token is required (POST /v1/auth/token)');
+    const token = bearerOf(ctx.header.authorization);
+    const known = token === null ? undefined : verified.get(token);
+    if (known) ctx.state.clob = known;
+    else {
+      try {
+        await verify(ctx, async () => undefined);
+      } catch {
+        throw new HttpError(401, 'unauthorized', 'a valid bearer token is required (POST /v1/auth/token)');
+      }
+      if (token !== null) verified.add(token, ctx.state.clob as Claims);
     }
     const claims = ctx.state.clob as { sub?: unknown; scope?: string };
     if (typeof claims?.sub !== 'string' || !WALLET.test(claims.sub) || claims.scope !== 'clob')

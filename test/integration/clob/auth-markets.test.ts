@@ -53,6 +53,24 @@ test('sign-in refuses stale, forged and malformed messages', async (t) => {
   );
 });
 
+test('a bearer token accepted once is still refused once expired, and a changed one never hits', async (t) => {
+  const wallet = Keypair.generate().publicKey.toBase58();
+  const now = Math.floor(Date.now() / 1000);
+  const good = jwt.sign({ sub: wallet, scope: 'clob', iat: now, exp: now + 2 }, 'clob-secret', { algorithm: 'HS256' });
+  const get = (tk: string) => call(node.url, 'GET', '/v1/orders', { token: tk });
+  t.is((await get(good)).status, 200);
+  t.is((await get(good)).status, 200); // the second from the cache of verified tokens
+  // The same claims under another signature, and a token of another scope: refused though `good` is known.
+  const [h, p, s] = good.split('.');
+  t.is((await get(`${h}.${p}.${s.slice(0, -2)}${s.endsWith('AA') ? 'BB' : 'AA'}`)).status, 401);
+  t.is((await get(jwt.sign({ sub: wallet, scope: 'other', exp: now + 60 }, 'clob-secret'))).status, 401);
+  t.is((await get(jwt.sign({ sub: wallet, scope: 'clob', exp: now + 60 }, 'wrong-secret'))).status, 401);
+  await new Promise((r) => setTimeout(r, (now + 2) * 1000 - Date.now() + 50));
+  const late = await get(good);
+  t.is(late.status, 401);
+  t.is(late.body.error, 'unauthorized');
+});
+
 test('GET /v1/config needs no token', async (t) => {
   const r = await call(node.url, 'GET', '/v1/config');
   t.is(r.status, 200);
