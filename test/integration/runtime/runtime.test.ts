@@ -875,3 +875,35 @@ test('in-process: with no log to replay, snapshots are checkpointed and actors c
   t.is(snaps.k1.n, 4);
   t.deepEqual(await journal(), [['k2', 3]]);
 });
+
+test('in-process: a checkpoint waits until the records since the last one are SNAPSHOT_SHARE times what it wrote, and comes within maxAgeMs × 15 anyway', async (t) => {
+  const db = await freshDatabase();
+  const prefix = `sz${randomBytes(3).toString('hex')}.`;
+  const bus = new MemoryBus(3);
+  // Every batch may checkpoint, and any change is old enough after 100 ms: before, every batch wrote its actors.
+  const a = await rig(bus, { url: db.url }, prefix, undefined, { everyBatches: 1, maxAgeMs: 100 });
+  t.teardown(async () => {
+    await a.close();
+    await db.drop();
+  });
+  const ask = (key: string, add: number, seq: number) => a.asker.ask<{ n: number }>({ topic: a.topic, key, cmd: { add, seq } });
+  const saved = async (key: string) => (await counters(a))[key]?.n;
+  const until = async (key: string, n: number, ms: number) => {
+    const end = Date.now() + ms;
+    while (Date.now() < end && (await saved(key)) !== n) await new Promise((r) => setTimeout(r, 25));
+    return saved(key);
+  };
+  // One actor whose state (every seq it saw) is large next to one command: 300 seqs of six digits.
+  await a.asker.askMany(Array.from({ length: 300 }, (_, i) => ({ topic: a.topic, key: 'big', cmd: { add: 1, seq: 100_000 + i } })));
+  t.is(await until('big', 300, 5_000), 300, 'saved: its first snapshots');
+  // Once it is saved with ~2 KB of state, one ~20-character command is not worth rewriting it for...
+  t.deepEqual(await ask('big', 1, 200_000), { n: 301 });
+  await new Promise((r) => setTimeout(r, 600)); // six times maxAgeMs
+  t.is(await saved('big'), 300, 'one small command does not rewrite a large snapshot');
+  t.true(a.runtime.unsavedActors() > 0);
+  // ...and is saved once the oldest unsaved change is maxAgeMs × SNAPSHOT_MAX_AGE_FACTOR (1.5 s) old.
+  t.is(await until('big', 301, 5_000), 301, 'saved within the bound');
+  // Records worth SNAPSHOT_SHARE (4) times the last snapshot are saved at once (by the batch, not the bound).
+  await a.asker.askMany(Array.from({ length: 200 }, (_, i) => ({ topic: a.topic, key: 'big', cmd: { add: 1, seq: 300_000 + i } })));
+  t.is(await until('big', 501, 1_000), 501, 'saved without waiting for the bound');
+});
