@@ -425,7 +425,7 @@ export class PartitionWorker {
         it.forward = it.dupOf.forward;
       }
     const next = records[records.length - 1].offset + 1n;
-    for (const r of records) this.charsSinceCheckpoint += r.value.length;
+    for (const r of records) this.charsSinceCheckpoint += r.value?.length ?? 0;
     const checkpoint = this.checkpointDue();
     const snapshots = checkpoint ? this.unsavedSnapshots() : [];
     let committed = false;
