@@ -108,6 +108,7 @@ export interface CheckpointPolicy {
  * in memory; writing its share of a snapshot cost more, on every commit).
  */
 export const SNAPSHOT_SHARE = 4;
+/** However little changed, a checkpoint once the oldest unsaved change is this many `maxAgeMs` old (default 2 s × 15 = 30 s). */
 export const SNAPSHOT_MAX_AGE_FACTOR = 15;
 
 /** After a commit refused for a key seen before, batches look their keys up first for this long. */
