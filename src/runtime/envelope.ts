@@ -29,6 +29,20 @@ export function lazyRecord<R extends Omit<OutRecord, 'value'>>(fields: R, value:
   return Object.defineProperty(fields, 'value', { enumerable: true, get: value }) as R & OutRecord;
 }
 
+/** What an in-process record (one handed over as `decoded`) counts per command in `recordChars`. */
+export const DECODED_COMMAND_CHARS = 512;
+
+/**
+ * About how many characters a record stands for, without building the text of a lazy record: a
+ * record handed over as an object (OutRecord.decoded) counts DECODED_COMMAND_CHARS per command.
+ * Building that text only to measure it was 3.5% of the in-process ingest node's time.
+ */
+export function recordChars(r: OutRecord): number {
+  if (r.decoded === undefined) return (r.value as string | undefined)?.length ?? 0;
+  const bulk = (r.decoded as { bulk?: unknown } | null)?.bulk;
+  return (Array.isArray(bulk) ? Math.max(1, bulk.length) : 1) * DECODED_COMMAND_CHARS;
+}
+
 /** The topic a node reads the answers to its asks from. */
 export function replyTopicOf(nodeId: string): string {
   return `replies.${nodeId.replace(/[^a-zA-Z0-9._-]/g, '_')}`;

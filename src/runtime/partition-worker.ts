@@ -11,7 +11,7 @@
 // failures.ts) is retried in halves until the record that fails alone (twice) is found; that record
 // is dead-lettered with the reason, its asker answered with the error, and the partition goes on.
 import { PartitionActors, step, type StepResult } from './actor-cell.ts';
-import { commandsOf, envelopeJson, type BulkAnswer } from './envelope.ts';
+import { commandsOf, envelopeJson, recordChars, type BulkAnswer } from './envelope.ts';
 import { Backoff } from './backoff.ts';
 import { toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
@@ -426,7 +426,7 @@ export class PartitionWorker {
         it.forward = it.dupOf.forward;
       }
     const next = records[records.length - 1].offset + 1n;
-    for (const r of records) this.charsSinceCheckpoint += r.value?.length ?? 0;
+    for (const r of records) this.charsSinceCheckpoint += recordChars(r);
     const checkpoint = this.checkpointDue();
     const snapshots = checkpoint ? this.unsavedSnapshots() : [];
     let committed = false;
