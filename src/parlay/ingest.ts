@@ -137,6 +137,10 @@ export async function applyDelivery(deps: IngestDeps, delivery: DecodedDelivery)
       work.push({ txIndex: c.txIndex, spec: { key, cmd: r.cmd } });
     }
   }
+  // The claims (each event's bytes, hash and decoded form) are not needed past this point: let them
+  // go now rather than when the delivery is answered, so that a delivery waiting for its commits
+  // does not carry them through the young generation's collections (only the commands travel on).
+  claims.length = 0;
   // Vault values are last-writer-wins by position: one command carries the newest of each.
   if (Object.keys(vaultValues).length)
     work.push({ txIndex: -1, spec: { key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
