@@ -91,7 +91,7 @@ export async function clobModule(
     delegate: () => o.settlement.delegate,
     maxOpenOrdersPerMarket: cfg.maxOpenOrdersPerMarket,
   });
-  const clock = new BookClock({ db, asker, bus, runtime: o.runtime, bookTopic: topics.book, log });
+  const clock = new BookClock({ db, reader: infra.reader, asker, bus, runtime: o.runtime, bookTopic: topics.book, log });
   const heartbeats = new HeartbeatClock({
     db,
     asker,
