@@ -58,6 +58,7 @@ export interface DecodedDelivery {
   skipped: number;
   /** Transactions with events, in order. */
   count: number;
+  /** The events to claim and apply; `applyDelivery` empties it once their commands are asked. */
   claims: (EventClaim & { txIndex: number; event: DecodedEvent })[];
   deadLetters: DeadLetterRow[];
 }
