@@ -43,7 +43,9 @@ export class LedgerRelay {
     private limit = 5000,
     gapMs = 50,
   ) {
-    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit || this.dirty.size > 0, {
+    // Again at once only when a drain was cut short (its row limit, or its number of markets);
+    // markets poked while a drain ran wait for the loop's gap, and go together in the next one.
+    this.loop = new WakeLoop(async () => (await this.drainOnce()) >= this.limit || this.dirty.size >= MARKETS_PER_DRAIN, {
       idleMs,
       gapMs,
       onError: (err) => this.log.error({ err }, 'ledger relay failed; retrying'),
@@ -84,10 +86,13 @@ export class LedgerRelay {
           : await em.execute('select * from ledger_take(null, ?)', [this.limit]);
         if (!taken.length) return 0;
         const rows = taken.map(rowOf).sort(bySeq);
+        // Both topics' sends issued together: one produce request on Kafka (KafkaBus.send), not two in series.
+        const sends: Promise<void>[] = [];
         for (const topic of ['orders', 'trades']) {
           const recs = rows.filter((r) => r.topic === topic).map((r) => ({ key: r.market, value: toJson(ledgerMessage(r)) }));
-          if (recs.length) await this.bus.send(this.topicOf(topic), recs);
+          if (recs.length) sends.push(this.bus.send(this.topicOf(topic), recs));
         }
+        await Promise.all(sends);
         return rows.length;
       })
       .catch((err: unknown) => {

@@ -167,12 +167,16 @@ export class KafkaBus implements Bus {
     });
     await new Promise<void>((resolve, reject) => {
       this.queued.push({ topic, messages, bytes, resolve, reject });
-      if (!this.flushing) void this.flush();
+      if (!this.flushing) {
+        // Sends issued in the same turn (a worker's replies and forwards to several topics, the
+        // ledger relay's two topics) share the first request too, not only those queued behind it.
+        this.flushing = true;
+        queueMicrotask(() => void this.flush());
+      }
     });
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     try {
       while (this.queued.length) {
         let take = 0;
