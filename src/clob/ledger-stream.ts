@@ -41,7 +41,9 @@ export class LedgerRelay {
     private log: { error(o: object, m?: string): void },
     idleMs = 500,
     private limit = 5000,
-    gapMs = 50,
+    // A drain costs three statements and a produce whatever it carries: under load one every 100 ms
+    // per node, not one per commit (a ledger message reaches its topic ~50 ms later on average).
+    gapMs = 100,
   ) {
     // Again at once only when a drain was cut short (its row limit, or its number of markets);
     // markets poked while a drain ran wait for the loop's gap, and go together in the next one.
