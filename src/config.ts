@@ -43,6 +43,14 @@ const schema = z.object({
     .default(900_000),
   RUNTIME_INBOX_PRUNE_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   NODE_ID: z.string().optional(),
+  /** Direct replies between nodes (src/runtime/direct-replies.ts): '0' sends every answer through the reply topics. */
+  DIRECT_REPLIES: z.enum(['0', '1']).default('1'),
+  REPLY_HOST: z.string().default('127.0.0.1'),
+  REPLY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  REPLY_ADVERTISE: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$/, 'host:port')
+    .optional(),
   PLATFORM_JWT_SECRET: z.string().optional(),
   PARLAY_WEBHOOK_AUTH_SECRET: z.string().optional(),
   SOLANA_RPC_URL: z.string().optional(),
@@ -178,6 +186,12 @@ export interface Config {
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
+  /**
+   * Answers to this node's asks from other nodes' workers straight to it over TCP (on Kafka; null:
+   * through the reply topic only). `host`/`port`: what it listens on (port 0: any free one);
+   * `advertise`: how other nodes reach it (default `host:port`); `secret`: shared by the cluster.
+   */
+  directReplies: { host: string; port: number; advertise?: string; secret: string } | null;
   /** WebSocket channels (src/ws/, docs/ws.md): per-connection bounds, heartbeats, the feed's ring and tail. */
   ws: {
     /** Most bytes of one frame from a client (larger: closed 1009 by ws). */
@@ -254,6 +268,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       throw new ConfigError(`a cluster (KAFKA_BROKERS set) needs the same values on every node for: ${missing.join(', ')}`);
   }
   const dev = (name: string) => randomBytes(32).toString('hex') + `-${name}`;
+  const clobInternalToken = e.CLOB_INTERNAL_TOKEN ?? dev('internal');
   return {
     env: e.APP_ENV,
     port: e.PORT,
@@ -286,7 +301,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     authorityKeypair: e.PARLAY_AUTHORITY_KEYPAIR || undefined,
     clobJwtSecret: e.CLOB_JWT_SECRET ?? dev('clob'),
     clobTokenTtl: e.CLOB_TOKEN_TTL_SECONDS,
-    clobInternalToken: e.CLOB_INTERNAL_TOKEN ?? dev('internal'),
+    clobInternalToken,
     collateralMint: e.CLOB_COLLATERAL_MINT || undefined,
     delegate: e.CLOB_DELEGATE || undefined,
     delegateKeypair: e.CLOB_DELEGATE_KEYPAIR || undefined,
@@ -302,6 +317,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     balanceWatchMax: e.CLOB_BALANCE_WATCH_MAX,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
+    directReplies:
+      e.DIRECT_REPLIES === '1'
+        ? { host: e.REPLY_HOST, port: e.REPLY_PORT, advertise: e.REPLY_ADVERTISE, secret: `direct-replies:${clobInternalToken}` }
+        : null,
     ws: {
       maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
       maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,

@@ -115,7 +115,7 @@ export async function startRuntime(
   });
   await runtime.start();
   o.life.defer('runtime', () => runtime.stop());
-  const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs);
+  const asker = new Asker(bus, cfg.topicPrefix + cfg.nodeId, cfg.askTimeoutMs, cfg.directReplies ?? undefined);
   asker.observe = o.metrics.observeAsk;
   o.metrics.attach({
     positions: () => runtime.positions(),

@@ -6,6 +6,7 @@
 // bus, still answer each other through the transport. Used on the durable bus (Kafka) only: see
 // Asker.start.
 import type { Bus, OutRecord } from './types.ts';
+import { directLinksOf } from './direct-replies.ts';
 
 type Receiver = (value: string) => void;
 
@@ -21,9 +22,24 @@ export function receiveLocally(bus: Bus, topic: string, receive: Receiver): () =
   };
 }
 
-/** Sends `records` to `topic`: handed to its receiver in this process when it has one, else on the bus. */
-export async function deliver(bus: Bus, topic: string, records: OutRecord[]): Promise<void> {
+/**
+ * Sends `records` to `topic`: handed to its receiver in this process when it has one, else written
+ * to the asker's reply server at `via` when its connection is up (direct-replies.ts), else on the bus.
+ */
+export async function deliver(bus: Bus, topic: string, records: OutRecord[], via?: string): Promise<void> {
   const receive = receivers.get(bus)?.get(topic);
-  if (!receive) return bus.send(topic, records);
-  for (const r of records) receive(r.value);
+  if (receive) {
+    for (const r of records) receive(r.value);
+    return;
+  }
+  if (
+    via &&
+    directLinksOf(bus)?.trySend(
+      via,
+      topic,
+      records.map((r) => r.value),
+    )
+  )
+    return;
+  return bus.send(topic, records);
 }

@@ -17,6 +17,7 @@ import { toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
 import { cutBySize } from './cut.ts';
 import { deliver } from './loopback.ts';
+import { REPLY_VIA } from './direct-replies.ts';
 import {
   InboxSeen,
   type DeadLetterRow,
@@ -870,6 +871,8 @@ export class PartitionWorker {
     const byTopic = new Map<string, OutRecord[]>();
     const batched = new Map<string, { corr: string; text: string }[]>();
     const forwarded: string[] = [];
+    /** The reply server each asker named (its reply topic's), if any. */
+    const viaOf = new Map<string, string>();
     const add = (topic: string, rec: OutRecord) => {
       const list = byTopic.get(topic);
       if (list) list.push(rec);
@@ -897,6 +900,8 @@ export class PartitionWorker {
       const to = record.headers?.[REPLY_TO];
       const corr = record.headers?.[CORRELATION];
       if (!to || !corr) continue;
+      const via = record.headers?.[REPLY_VIA];
+      if (via) viaOf.set(to, via);
       // A bulk record is answered once: one entry per command, or one error when it was refused whole.
       const msg: ReplyMessage =
         first.bulkIndex === undefined || first.whole
@@ -918,7 +923,7 @@ export class PartitionWorker {
     let lost = false;
     await Promise.all(
       [...byTopic].map(([topic, recs]) =>
-        deliver(this.deps.bus, topic, recs).catch((err) => {
+        deliver(this.deps.bus, topic, recs, viaOf.get(topic)).catch((err) => {
           lost = true;
           this.deps.log.warn(
             { err, topic },
@@ -962,5 +967,8 @@ function replyHeaders(record: InRecord): Record<string, string> {
   const to = record.headers?.[REPLY_TO];
   const corr = record.headers?.[CORRELATION];
   const batch = record.headers?.[REPLY_BATCH];
-  return to && corr ? { [REPLY_TO]: to, [CORRELATION]: corr, ...(batch ? { [REPLY_BATCH]: batch } : {}) } : {};
+  const via = record.headers?.[REPLY_VIA];
+  return to && corr
+    ? { [REPLY_TO]: to, [CORRELATION]: corr, ...(batch ? { [REPLY_BATCH]: batch } : {}), ...(via ? { [REPLY_VIA]: via } : {}) }
+    : {};
 }

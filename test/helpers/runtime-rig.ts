@@ -4,6 +4,7 @@ import type { ExecutionContext } from 'ava';
 import pino from 'pino';
 import { Runtime } from '../../src/runtime/runtime.ts';
 import { Asker } from '../../src/runtime/asker.ts';
+import type { ReplyServerOptions } from '../../src/runtime/direct-replies.ts';
 import { SqlRuntimeStore } from '../../src/store/runtime-store.ts';
 import { openOrm, migrate } from '../../src/store/orm.ts';
 import type { ActorKind, Bus } from '../../src/runtime/types.ts';
@@ -11,7 +12,15 @@ import { freshDatabase } from './db.ts';
 
 export async function startRuntime(
   t: ExecutionContext,
-  o: { bus: Bus; prefix: string; nodeId: string; kinds: ActorKind<any, any, any, any>[]; partitions: Record<string, number> },
+  o: {
+    bus: Bus;
+    prefix: string;
+    nodeId: string;
+    kinds: ActorKind<any, any, any, any>[];
+    partitions: Record<string, number>;
+    /** The asker's reply server (direct replies), if any. */
+    direct?: ReplyServerOptions;
+  },
 ) {
   const db = await freshDatabase();
   const orm = await openOrm({ databaseUrl: db.url });
@@ -26,7 +35,7 @@ export async function startRuntime(
     log: pino({ level: 'silent' }),
   });
   await runtime.start();
-  const asker = new Asker(o.bus, `${o.prefix}${o.nodeId}`, 20_000);
+  const asker = new Asker(o.bus, `${o.prefix}${o.nodeId}`, 20_000, o.direct);
   await asker.start();
   t.teardown(async () => {
     await asker.stop();
