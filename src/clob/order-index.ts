@@ -44,9 +44,34 @@ select (k.i)::int as i, (k.v->>0) in (select id from known) as seen, m.*
 // PGlite at a few thousand orders, growing with every order ever placed).
 const ROWS = `select id, market, owner_lc, status from open_orders_known($1::jsonb)`;
 
-/** A loader that batches the keys asked in one event-loop turn (not only one promise tick). */
+/**
+ * A loader that batches the keys asked in one event-loop turn (not only one promise tick), and
+ * while its read is out, every key asked meanwhile (natural batching): one read in flight at a
+ * time, the next one carrying all that waited. Idle, a read goes out on the next turn as before.
+ */
 function turnLoader<K, V>(load: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
-  return new DataLoader(load, { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (run) => setImmediate(run) });
+  let busy = false;
+  /** Batches waiting for the read out (more than one only past MAX_BATCH keys): dispatched one by one. */
+  const waiting: (() => void)[] = [];
+  const timed = async (keys: readonly K[]) => {
+    busy = true;
+    try {
+      return await load(keys);
+    } finally {
+      busy = false;
+      const run = waiting.shift();
+      if (run) setImmediate(run);
+    }
+  };
+  return new DataLoader(timed, {
+    cache: false,
+    maxBatchSize: MAX_BATCH,
+    // DataLoader keeps adding keys to a batch until this calls it back: while a read is out, it waits.
+    batchScheduleFn: (run) => {
+      if (busy) waiting.push(run);
+      else setImmediate(run);
+    },
+  });
 }
 
 export class OrderIndex {
