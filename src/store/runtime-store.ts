@@ -235,8 +235,8 @@ export class SqlRuntimeStore implements RuntimeStore {
     for (const d of a.deadLetters)
       push(INSERT_DEAD_LETTER, [clip(d.source), clip(d.reason), clip(d.payload), d.key === undefined ? null : clip(d.key)]);
     const book = bookOf(a, move);
-    // Its shape: the statements of its effects when every one is a rows statement (members of one
-    // shape have their effects merged, statement by statement), else null.
+    // Its shape: the statements of its effects when every one is a rows statement (such members
+    // have their effects merged: see combined), else null.
     const shape = effects.every((e) => 'sql' in e) ? effects.map((e) => (e as Rows).sql).join('\u0000') : null;
     // Formatted only if it commits alone (a group formats its members' parts together).
     const text = (plain: boolean) => [bookkeepingOf(platform, [book]), ...effects.map((e) => formatted(platform, e, plain))].join(';\n');
@@ -251,10 +251,11 @@ export class SqlRuntimeStore implements RuntimeStore {
   /**
    * A group as one transaction: one bookkeeping call for every member (`runtime_commit_group`: the
    * fences, then all members' journal, snapshot, inbox and forward rows), then the members'
-   * effects. Members of the same shape (made of rows statements only, the same ones in the same
-   * order) have each statement merged into one over all their rows: members hold different
-   * partitions, hence different keys and rows (a market's orders and ledger, a parlay's legs), so
-   * the merged statements do what the members' own would have done one after the other.
+   * effects. Members made of rows statements only have them merged (mergeOrder): one statement
+   * over the rows of every member whose next statement it is, each member's own order kept. Members
+   * hold different partitions, hence different keys and rows (a market's orders and ledger, a
+   * parlay's legs), so the merged statements do what the members' own would have done one after
+   * the other.
    */
   private combined(group: PendingCommit[], plain: boolean): string {
     const platform = this.orm.em.getPlatform() as any;
@@ -266,26 +267,20 @@ export class SqlRuntimeStore implements RuntimeStore {
         group.map((g) => g.book),
       ),
     ];
-    const byShape = new Map<string, PendingCommit[]>();
+    const lists: Rows[][] = [];
     for (const g of group) {
       if (g.shape === null) for (const e of g.effects) out.push(';\n', formatted(platform, e, plain));
-      else if (g.shape.length) {
-        const same = byShape.get(g.shape);
-        if (same) same.push(g);
-        else byShape.set(g.shape, [g]);
-      }
+      else if (g.shape.length) lists.push(g.effects as Rows[]);
     }
-    for (const members of byShape.values()) {
-      members[0].effects.forEach((e, i) => {
-        const r = e as Rows;
-        out.push(';\n');
-        mergedRows(
-          platform,
-          (plain && r.plain) || r.sql,
-          members.map((m) => (m.effects[i] as Rows).json),
-          out,
-        );
-      });
+    for (const step of mergeOrder(lists)) {
+      const r = step[0];
+      out.push(';\n');
+      mergedRows(
+        platform,
+        (plain && r.plain) || r.sql,
+        step.map((x) => x.json),
+        out,
+      );
     }
     return out.join('');
   }
@@ -378,7 +373,7 @@ interface PendingCommit {
   book: Book;
   /** Its effects' statements. */
   effects: Effect[];
-  /** Its rows statements, when it is made of them only (mergeable with members of the same shape); else null. */
+  /** Its rows statements, when it is made of them only (merged with other such members'); else null. */
   shape: string | null;
   resolve(ok: boolean): void;
   reject(e: unknown): void;
@@ -419,6 +414,41 @@ function mergedRows(platform: any, sql: string, jsons: string[], out: string[]):
   out.push(sql.slice(0, at), "'[");
   rows.forEach((r, i) => out.push(i ? ',' : '', r));
   out.push("]'", sql.slice(at + 1));
+}
+
+/**
+ * The rows statements of a group's members as merged steps, each one statement over the rows of
+ * every member whose next statement it is: every member's statements keep their order (a member's
+ * upsert of an order before its update), and members of different shapes share their statements
+ * too (one with an upsert and a ledger line, one with an upsert, an update and a ledger line: three
+ * statements, not five). A step takes a statement that no member has further on when there is one.
+ * Merging by whole shapes only, an embedded group of 14 orders' commits ran 8–12 statements.
+ */
+export function mergeOrder<R extends { sql: string }>(lists: R[][]): R[][] {
+  const at = lists.map(() => 0);
+  let left = lists.reduce((n, l) => n + l.length, 0);
+  const later = (sql: string) => lists.some((l, j) => l.findIndex((x, k) => k > at[j] && x.sql === sql) >= 0);
+  const steps: R[][] = [];
+  while (left > 0) {
+    let pick: string | null = null;
+    for (let i = 0; i < lists.length; i++) {
+      if (at[i] >= lists[i].length) continue;
+      const sql = lists[i][at[i]].sql;
+      pick ??= sql;
+      if (!later(sql)) {
+        pick = sql;
+        break;
+      }
+    }
+    const step: R[] = [];
+    for (let i = 0; i < lists.length; i++)
+      if (at[i] < lists[i].length && lists[i][at[i]].sql === pick) {
+        step.push(lists[i][at[i]++]);
+        left--;
+      }
+    steps.push(step);
+  }
+  return steps;
 }
 
 /** An `insert … on conflict [target] do nothing` without its conflict clause; undefined for any other statement. */
