@@ -23,6 +23,8 @@ export interface MetricsSource {
   /** Actors changed in memory since their stored snapshot (rebuilt by replay if the node dies). */
   unsavedActors?(): number;
   offsets?(topic: string): Promise<{ partition: number; low: bigint; high: bigint }[]>;
+  /** Reply records to other nodes' askers: written straight to them, or through their reply topics (src/runtime/direct-replies.ts). */
+  replies?(): { direct: number; topic: number };
 }
 
 /** What the WebSocket channels lend the metrics at scrape time (src/ws/server.ts, src/clob/market-feed.ts). */
@@ -140,6 +142,17 @@ export function createMetrics(nodeId: string, defaults = true) {
     collect() {
       this.reset();
       if (source) for (const [kind, n] of Object.entries(source.actorCounts())) this.set({ kind }, n);
+    },
+  });
+  new Counter({
+    name: 'runtime_direct_replies_total',
+    help: 'Reply records to askers on other nodes that named a reply server: written to it (path="direct") or through their reply topic while that connection was not up (path="topic")',
+    labelNames: ['path'],
+    registers: [registry],
+    collect() {
+      const r = source?.replies?.();
+      this.reset();
+      if (r) for (const path of ['direct', 'topic'] as const) this.inc({ path }, r[path]);
     },
   });
   new Gauge({

@@ -122,6 +122,7 @@ export async function startRuntime(
     actorCounts: () => runtime.actorCounts(),
     unsavedActors: () => runtime.unsavedActors(),
     offsets: bus.offsets ? (t) => bus.offsets!(t) : undefined,
+    replies: () => asker.replyCounts(),
   });
   await asker.start();
   o.life.defer('asker', () => asker.stop());

@@ -106,6 +106,15 @@ export class Asker {
 
   private server: ReplyServer | null = null;
   private links: (() => void) | null = null;
+  private directLinks: DirectLinks | null = null;
+
+  /**
+   * Reply records this node's workers sent to askers that named a reply server: written to it
+   * (`direct`), or through the asker's reply topic while that connection was not up (`topic`).
+   */
+  replyCounts(): { direct: number; topic: number } {
+    return { ...(this.directLinks?.counts ?? { direct: 0, topic: 0 }) };
+  }
   /** The headers of every ask but its correlation id. */
   private askHeaders: Record<string, string>;
 
@@ -129,7 +138,8 @@ export class Asker {
       const server = new ReplyServer(this.direct, (topic) => (topic === this.replyTopic ? (value) => this.received(value) : undefined));
       const via = await server.start();
       this.server = server;
-      this.links = useDirectLinks(this.bus, new DirectLinks(this.direct.secret));
+      this.directLinks = new DirectLinks(this.direct.secret);
+      this.links = useDirectLinks(this.bus, this.directLinks);
       this.askHeaders = { ...this.askHeaders, [REPLY_VIA]: via };
     }
   }

@@ -146,6 +146,8 @@ interface Link {
 export class DirectLinks {
   private links = new Map<string, Link>();
   private closed = false;
+  /** Reply records to askers that named a server: written to it, or sent through their reply topic instead. */
+  readonly counts = { direct: 0, topic: 0 };
 
   constructor(private secret: string) {}
 
@@ -155,6 +157,12 @@ export class DirectLinks {
    * refused or broke lately, or has too much unsent).
    */
   trySend(via: string, topic: string, values: string[]): boolean {
+    const sent = this.write(via, topic, values);
+    this.counts[sent ? 'direct' : 'topic'] += values.length;
+    return sent;
+  }
+
+  private write(via: string, topic: string, values: string[]): boolean {
     if (this.closed) return false;
     const id = `${via}|${topic}`;
     const link = this.links.get(id);

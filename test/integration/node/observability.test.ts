@@ -113,6 +113,8 @@ test.serial('/metrics: HTTP latency, asks, consumer lag, actors, snapshot age, s
   has(/^dead_letters_total\{[^}]*reason="undecodable_event"[^}]*\} [1-9]/m, 'dead letters');
   has(/^webhook_deferrals_total\{[^}]*\} [1-9]/m, 'webhook deferrals');
   has(/^runtime_partitions_owned\{[^}]*\} [1-9]/m, 'owned partitions');
+  // One node: every answer stays in the process, none direct nor through a reply topic.
+  has(/^runtime_direct_replies_total\{[^}]*path="direct"[^}]*\} 0$/m, 'answers written to other nodes');
   has(/node="[^"]+"/, 'every series carries the node');
 });
 

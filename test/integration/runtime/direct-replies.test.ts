@@ -42,7 +42,14 @@ async function world(t: any, remoteSecret: string) {
   const bus = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'direct-replies-test' });
   const prefix = `dr${randomBytes(3).toString('hex')}.`;
   const topic = `${prefix}counters`;
-  await startRuntime(t, { bus, prefix, nodeId: 'n1', kinds: [counter(topic)], partitions: { [topic]: 1 }, direct: { secret: SECRET } });
+  const { asker: owner } = await startRuntime(t, {
+    bus,
+    prefix,
+    nodeId: 'n1',
+    kinds: [counter(topic)],
+    partitions: { [topic]: 1 },
+    direct: { secret: SECRET },
+  });
   const other = new KafkaBus({ brokers: [KAFKA_BROKERS], clientId: 'direct-replies-test-2' });
   const remote = new Asker(other, `${prefix}n2`, 20_000, { secret: remoteSecret });
   await remote.start();
@@ -61,7 +68,7 @@ async function world(t: any, remoteSecret: string) {
     );
     return { sums: answers.map((a) => a.n), records: (await high(bus, remote.replyTopic)) - before };
   };
-  return { remote, ask, total: () => next };
+  return { remote, owner, ask, total: () => next };
 }
 
 test('kafka: another node’s answers come straight to the asker’s reply server, none through its reply topic', async (t) => {
@@ -85,6 +92,9 @@ test('kafka: another node’s answers come straight to the asker’s reply serve
     Array.from({ length: 40 }, (_, i) => base + i + 1),
   );
   t.is(many.records, 0, 'no reply record for 40 answers');
+  // The owner's count (runtime_direct_replies_total): the 40 answers went direct.
+  t.true(w.owner.replyCounts().direct >= 1, JSON.stringify(w.owner.replyCounts()));
+  t.true(w.owner.replyCounts().topic >= 1, 'the answers before the connection was up went through the topic');
 });
 
 test('kafka: a reply server that refuses the worker (another secret) still gets every answer, through the reply topic', async (t) => {
@@ -98,4 +108,6 @@ test('kafka: a reply server that refuses the worker (another secret) still gets 
     t.true(r.records >= 1, `${r.records} reply records for 10 answers`);
     await new Promise((r) => setTimeout(r, 200));
   }
+  t.is(w.owner.replyCounts().direct, 0);
+  t.true(w.owner.replyCounts().topic >= 3);
 });
