@@ -31,6 +31,8 @@ const HELLO_TIMEOUT_MS = 5_000;
 const RETRY_MS = 5_000;
 /** A connection with this much unsent data takes no more: answers go through the reply topic meanwhile. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** Connections a reply server holds at once (each node keeps one per asker it answers; a stranger's lasts 5 s). */
+const MAX_CONNECTIONS = 1_024;
 /** Past this many routes, those that are down are dropped when a new one opens. */
 const MAX_LINKS = 1_000;
 
@@ -67,6 +69,7 @@ export class ReplyServer {
 
   async start(): Promise<string> {
     const server = net.createServer((s) => this.accept(s));
+    server.maxConnections = MAX_CONNECTIONS;
     server.on('error', () => undefined);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -77,7 +80,8 @@ export class ReplyServer {
     });
     this.server = server;
     const port = (server.address() as net.AddressInfo).port;
-    this.address = this.o.advertise ?? `${this.o.host && this.o.host !== '0.0.0.0' ? this.o.host : '127.0.0.1'}:${port}`;
+    const host = this.o.host && this.o.host !== '0.0.0.0' && this.o.host !== '::' ? this.o.host : '127.0.0.1';
+    this.address = this.o.advertise ?? `${host}:${port}`;
     return this.address;
   }
 
