@@ -10,36 +10,13 @@ import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
 import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
 import { envelopeJson } from '../../../src/runtime/envelope.ts';
 import { CORRELATION, REPLY_TO } from '../../../src/runtime/partition-worker.ts';
-import type { ActorKind, Bus, InRecord } from '../../../src/runtime/types.ts';
+import type { Bus, InRecord } from '../../../src/runtime/types.ts';
 import { startRuntime } from '../../helpers/runtime-rig.ts';
+import { counter, recordsOn, type CounterCmd, type CounterProtocol } from '../../helpers/counter-kind.ts';
 import { KAFKA_BROKERS } from '../../helpers/node.ts';
 
-type Cmd = { type: 'Add'; n: number };
-interface CounterProtocol {
-  cmd: Cmd;
-  replies: { Add: { n: number } };
-}
-
-function counter(topic: string): ActorKind<{ n: number }, Cmd, { type: 'Added'; n: number }, { n: number }> {
-  return {
-    name: 'counter',
-    topic,
-    decider: {
-      initial: () => ({ n: 0 }),
-      decide: (s, c) => ({ events: [{ type: 'Added', n: c.n }], reply: { n: s.n + c.n } }),
-      evolve: (s, e) => ({ n: s.n + e.n }),
-    },
-    parse: (c: any) => {
-      if (c?.type === 'Add' && Number.isInteger(c.n)) return { type: 'Add', n: c.n };
-      throw new Error(`not a counter command: ${JSON.stringify(c)}`);
-    },
-    toSnapshot: (s) => s,
-    fromSnapshot: (j) => j as { n: number },
-    project: async () => undefined,
-  };
-}
-
-const high = async (bus: Bus, topic: string) => (await bus.offsets!(topic)).reduce((s, o) => s + Number(o.high), 0);
+type Cmd = CounterCmd;
+const high = recordsOn;
 
 const buses: [string, () => Bus][] = [
   ['in-process', () => new MemoryBus(1)],
