@@ -13,7 +13,7 @@
 import { PartitionActors, step, type StepResult } from './actor-cell.ts';
 import { commandsOf, envelopeJson, recordChars, type BulkAnswer } from './envelope.ts';
 import { Backoff } from './backoff.ts';
-import { toJson } from './json.ts';
+import { bigJson, toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
 import { cutBySize } from './cut.ts';
 import { deliver } from './loopback.ts';
@@ -909,7 +909,7 @@ export class PartitionWorker {
             ? { corr, reply: null, error: first.error, ...(first.split ? { split: true } : {}) }
             : { corr, reply: first.reply }
           : { corr, reply: its.map((x): BulkAnswer => (x.error ? { error: x.error } : { reply: x.reply })) };
-      const text = toJson(msg);
+      const text = bigJson(msg);
       if (record.headers?.[REPLY_BATCH]) {
         const list = batched.get(to);
         if (list) list.push({ corr, text });

@@ -13,7 +13,7 @@ import {
 } from '../runtime/store-port.ts';
 import type { ExecuteOptions, StoreTx } from '../runtime/types.ts';
 import { pgliteEngineOf, type Orm } from './orm.ts';
-import { toJson } from '../runtime/json.ts';
+import { bigJson, toJson } from '../runtime/json.ts';
 import { clip } from '../runtime/failures.ts';
 import { formatQuery } from './sql-format.ts';
 import { readRows, runScript } from './pglite-script.ts';
@@ -527,7 +527,8 @@ interface Book {
 }
 
 function bookOf(a: CommitArgs, move: FenceMove): Book {
-  const body = <T>(list: T[] | undefined, f: (x: T, i: number) => unknown) => (list?.length ? toJson(list.map(f)).slice(1, -1) : '');
+  const body = <T>(list: T[] | undefined, f: (x: T, i: number) => unknown, json = toJson) =>
+    list?.length ? json(list.map(f)).slice(1, -1) : '';
   const t = a.topic;
   const p = a.partition;
   const b = {
@@ -535,7 +536,7 @@ function bookOf(a: CommitArgs, move: FenceMove): Book {
     unjournal: a.journal ? body(a.snapshots, (x) => ({ kind: x.kind, key: x.key })) : '',
     journal: body(a.journal, (j, o) => ({ ...j, t, p, o })),
     snapshots: body(a.snapshots, (x) => ({ kind: x.kind, key: x.key, state: x.state, t, p, next: a.next.toString() })),
-    inbox: body(a.inbox, (r) => ({ key: r.key, reply: r.reply, t, p, o: r.offset.toString() })),
+    inbox: body(a.inbox, (r) => ({ key: r.key, reply: r.reply, t, p, o: r.offset.toString() }), bigJson), // answers hold amounts
     forwards: body(a.forwards, (f: ForwardRow) => ({ topic: f.topic, key: f.key, value: f.value, headers: f.headers, msg_key: f.msgKey })),
     chars: 0,
   };
