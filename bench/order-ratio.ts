@@ -29,6 +29,7 @@ import { cpuMeter, pidsOf } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { pct, rawRequestReply } from './kafka-echo.ts';
 import { openLoop } from './open-loop.ts';
+import { oneClient } from './one-client.ts';
 import { latencyPlot } from './plot.ts';
 import { exitOnSignals } from '../test/helpers/children.ts';
 exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
@@ -113,6 +114,17 @@ async function drive(base: string, auth: (i: number) => Record<string, string>, 
   return { lat, codes, seconds: (performance.now() - t0) / 1000 };
 }
 
+/** A request as the bytes a raw keep-alive client writes (bench/open-loop.ts, bench/one-client.ts). */
+function rawRequest(q: Req, authorization: string): Buffer {
+  const body = Buffer.from(q.body);
+  return Buffer.concat([
+    Buffer.from(
+      `POST ${q.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: ${authorization}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    ),
+    body,
+  ]);
+}
+
 // 1. The floor: the bare server on the same requests, then one Kafka request-reply per request.
 const floorPort = await freePort();
 const floorServer = await startBareServer('bench/order-floor-server.ts', { PORT: String(floorPort) });
@@ -175,7 +187,9 @@ interface Row {
   records: number | null;
   /** Kafka records per request by topic */
   recordsByTopic?: Record<string, number>;
+  /** One client's p50: raw socket, and through fetch. */
   single: number;
+  singleFetch: number;
   halfP99: number | null;
   codes: Map<string, number>;
   lat: number[];
@@ -253,30 +267,27 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     const byTopic = new Map<string, number>();
     for (const [t, v] of after ?? []) byTopic.set(t, (v - (before.get(t) ?? 0)) / total);
     const records = after ? [...byTopic.values()].reduce((a, b) => a + b, 0) * total : null;
-    // One client alone: p50.
-    const one = script(wallets[0], 200);
-    const single = await drive(nodes[0].url, () => auth[0], [one]);
+    // One client alone, back to back: p50 on a raw keep-alive socket (bench/one-client.ts), and
+    // through `fetch` as the load above (undici's own cost per request included).
+    const port = Number(new URL(nodes[0].url).port);
+    const lone = await oneClient(
+      port,
+      script(wallets[0], 200).map((q) => rawRequest(q, auth[0].authorization)),
+    );
+    if ([...lone.statuses.keys()].some((s) => s >= 500)) throw new Error(`one client: ${JSON.stringify([...lone.statuses])}`);
+    const single = await drive(nodes[0].url, () => auth[0], [script(wallets[0], 200)]);
     // Open loop at half the rate (the cluster): p99.
     let halfP99: number | null = null;
     if (kafka) {
       const rate = Math.max(1, Math.round(total / seconds / 2));
       const reqs = wallets.flatMap((w, i) =>
-        script(w, Math.ceil((rate * 10) / wallets.length) + 2).map((q) => {
-          const body = Buffer.from(q.body);
-          return Buffer.concat([
-            Buffer.from(
-              `POST ${q.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: ${auth[i].authorization}\r\nContent-Length: ${body.length}\r\n\r\n`,
-            ),
-            body,
-          ]);
-        }),
+        script(w, Math.ceil((rate * 10) / wallets.length) + 2).map((q) => rawRequest(q, auth[i].authorization)),
       );
       // Interleave the wallets so that each one's requests stay in order and spread in time.
       const per = wallets.length;
       const rows = Math.ceil(reqs.length / per);
       const ordered: Buffer[] = [];
       for (let r = 0; r < rows; r++) for (let i = 0; i < per; i++) if (reqs[i * rows + r]) ordered.push(reqs[i * rows + r]);
-      const port = Number(new URL(nodes[0].url).port);
       const ol = await openLoop({ port, requests: ordered, rate, seconds: 10, connections: concurrency });
       halfP99 = pct(ol.latencies, 0.99);
     }
@@ -290,7 +301,8 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       machineUs: us(machine),
       records: records === null ? null : records / total,
       recordsByTopic: Object.fromEntries([...byTopic].filter(([, v]) => v >= 0.005).map(([k, v]) => [k, Number(v.toFixed(2))])),
-      single: pct(single.lat, 0.5),
+      single: pct(lone.latencies, 0.5),
+      singleFetch: pct(single.lat, 0.5),
       halfP99,
       codes,
       lat,
@@ -311,6 +323,7 @@ const skipped = (path: string): Row => ({
   machineUs: 0,
   records: null,
   single: 0,
+  singleFetch: 0,
   halfP99: null,
   codes: new Map(),
   lat: [0],
@@ -385,10 +398,12 @@ console.log(
 );
 for (const r of [embedded, cluster])
   console.log(
-    '%s: %s × the floor (goal ≥ 0.5), %s ms of machine per request (goal ≤ 1); answers %s',
+    '%s: %s × the floor (goal ≥ 0.5), %s ms of machine per request (goal ≤ 1), one client p50 %s ms (%s ms through fetch); answers %s',
     r.path,
     (r.rate / floorRate).toFixed(2),
     (r.machineUs / 1000).toFixed(2),
+    f1(r.single),
+    f1(r.singleFetch),
     JSON.stringify(Object.fromEntries(r.codes)),
   );
 if (cluster.recordsByTopic) console.log('Kafka records per request by topic (cluster): %s', JSON.stringify(cluster.recordsByTopic));
