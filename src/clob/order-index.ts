@@ -43,6 +43,9 @@ select (k.i)::int as i, (k.v->>0) in (select id from known) as seen, m.*
 // as `id in (select …)` the planner hashed the ids and scanned the whole table (1.3 ms per read on
 // PGlite at a few thousand orders, growing with every order ever placed).
 const ROWS = `select id, market, owner_lc, status from open_orders_known($1::jsonb)`;
+// One order (a lone trader's every order and cancel): by the key itself, no JSON to parse, and no
+// function to enter (PGlite, prepared: 79–108 µs against 151–188).
+const ROW = `select id, market, owner_lc, status from open_orders where id = $1`;
 
 /**
  * A loader that batches the keys asked in one event-loop turn (not only one promise tick), and
@@ -97,7 +100,10 @@ export class OrderIndex {
       return out;
     });
     this.rows = turnLoader(async (ids) => {
-      const rows = await this.query<OrderRow>('clob_order_rows', ROWS, [JSON.stringify(ids)]);
+      const rows =
+        ids.length === 1
+          ? await this.query<OrderRow>('clob_order_row', ROW, [ids[0]])
+          : await this.query<OrderRow>('clob_order_rows', ROWS, [JSON.stringify(ids)]);
       const byId = new Map(rows.map((r) => [r.id, r]));
       return ids.map((id) => byId.get(id) ?? null);
     });

@@ -1,8 +1,8 @@
 // The order path's batched reads of the ledger (src/clob/order-index.ts), on PGlite and on
 // PostgreSQL: the reads asked in one event-loop turn share one statement, and each still gets its
 // own answer (an order already posted, a new one, a token no market trades; the rows a cancel
-// names, unknown ids left out); a token's market is read again only after a while, or at once once
-// this node edited it.
+// names, unknown ids left out; one order alone by its key); a token's market is read again only
+// after a while, or at once once this node edited it.
 import test, { type ExecutionContext } from 'ava';
 import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
 import { openReader } from '../../../src/store/reader.ts';
@@ -73,6 +73,10 @@ for (const engine of ['pglite', 'postgresql'] as const) {
     t.deepEqual(sent, ['clob_order_rows']);
     t.deepEqual([...a.values()], [{ id: POSTED, market: 'm1', owner_lc: 'maker', status: 'LIVE' }]);
     t.is(b.size, 0);
+    // Alone in its turn, one order is read by its key: the same answers.
+    t.deepEqual([...(await index.rowsOf([POSTED])).values()], [{ id: POSTED, market: 'm1', owner_lc: 'maker', status: 'LIVE' }]);
+    t.is((await index.rowsOf([FRESH])).size, 0);
+    t.deepEqual(sent, ['clob_order_rows', 'clob_order_row', 'clob_order_row']);
   });
 
   test(`${engine}: a token's market comes from memory for a while, only whether the order was posted is read; an edit forgets it`, async (t) => {
@@ -82,7 +86,8 @@ for (const engine of ['pglite', 'postgresql'] as const) {
     t.true(posted.seen);
     t.is(posted.market?.condition_id, 'm1');
     t.false((await index.forOrder(YES, FRESH)).seen);
-    t.deepEqual(sent, ['clob_orders_seen', 'clob_order_rows', 'clob_order_rows']);
+    // One order alone is read by its key (a statement of its own), not as a list.
+    t.deepEqual(sent, ['clob_orders_seen', 'clob_order_row', 'clob_order_row']);
     index.forgetMarket('M1');
     t.is((await index.forOrder(YES, FRESH)).market?.condition_id, 'm1');
     t.is(sent.at(-1), 'clob_orders_seen');
