@@ -19,9 +19,13 @@ interface Conn {
   due: number;
 }
 
-/** Sends `rate` requests per second for `seconds`, request i being `requests[i % requests.length]`. */
+/**
+ * Sends `rate` requests per second for `seconds`, request i being `requests[i % requests.length]`.
+ * With several ports (the nodes of a cluster), connection i goes to `port[i % port.length]`, as a
+ * load balancer would spread clients.
+ */
 export async function openLoop(o: {
-  port: number;
+  port: number | number[];
   requests: Buffer[];
   rate: number;
   seconds: number;
@@ -50,12 +54,13 @@ export async function openLoop(o: {
     else idle.push(c);
   };
 
+  const ports = Array.isArray(o.port) ? o.port : [o.port];
   const conns: Conn[] = await Promise.all(
     Array.from(
       { length: o.connections },
-      () =>
+      (_, i) =>
         new Promise<Conn>((resolve, reject) => {
-          const socket = net.connect(o.port, '127.0.0.1');
+          const socket = net.connect(ports[i % ports.length], '127.0.0.1');
           socket.setNoDelay(true);
           const c: Conn = { socket, busy: false, buf: Buffer.alloc(0), due: 0 };
           socket.once('connect', () => resolve(c));
