@@ -909,7 +909,9 @@ export class PartitionWorker {
             ? { corr, reply: null, error: first.error, ...(first.split ? { split: true } : {}) }
             : { corr, reply: first.reply }
           : { corr, reply: its.map((x): BulkAnswer => (x.error ? { error: x.error } : { reply: x.reply })) };
-      const text = bigJson(msg);
+      // One command's answer (an order's) carries amounts as bigints: the replacer at once; a bulk's
+      // answers (the ingest's results) seldom hold one.
+      const text = first.bulkIndex === undefined ? bigJson(msg) : toJson(msg);
       if (record.headers?.[REPLY_BATCH]) {
         const list = batched.get(to);
         if (list) list.push({ corr, text });
