@@ -1,6 +1,6 @@
 // How SqlRuntimeStore turns partition commits into transactions: a big turn is shared among the
-// free transaction slots, small commits stay together, and `usuallyNew` inserts go plain first and
-// as written when a row exists. Real PostgreSQL (and PGlite for the plain-first path).
+// free transaction slots, small commits stay together, `usuallyNew` inserts go plain first and as
+// written when a row exists, and a run of function calls is one select. Real PostgreSQL and PGlite.
 import test from 'ava';
 import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
 import type { Orm } from '../../../src/store/orm.ts';
@@ -130,5 +130,78 @@ for (const on of ['PostgreSQL', 'PGlite'] as const) {
         ['rows-m-quote', payloads.quote],
       ],
     );
+  });
+}
+
+/** Partition `partition` moves 10 → 11; its effects place order `id` and then change it (two function calls). */
+function placeAndFill(store: SqlRuntimeStore, partition: number, id: string, sizeMatched: string) {
+  return store.commit({
+    ...partitionMove(partition, 10n, 11n),
+    snapshots: [],
+    inbox: [],
+    deadLetters: [],
+    effects: async (tx) => {
+      await tx.execute('select open_orders_upsert(?::jsonb)', [
+        JSON.stringify([
+          {
+            id,
+            market: 'm',
+            asset_id: 'a',
+            owner: 'O',
+            owner_lc: 'o',
+            side: 'BUY',
+            outcome: 'YES',
+            original_size: '3000000',
+            size_matched: '0',
+            price: 400000,
+            status: 'LIVE',
+            associate_trades: [],
+            type: 'GTC',
+            fee_rate_bps: 0,
+            expiration: '0',
+            created_at: '2026-11-28T00:00:00.000Z',
+            updated_at: '2026-11-28T00:00:00.000Z',
+          },
+        ]),
+      ]);
+      await tx.execute('select open_orders_update(?::jsonb)', [
+        JSON.stringify([{ id, size_matched: sizeMatched, status: 'MATCHED', at: '2026-11-28T00:00:01.000Z', trades: ['t1'] }]),
+      ]);
+    },
+  });
+}
+
+for (const on of ['PostgreSQL', 'PGlite'] as const) {
+  test(`function calls fused on ${on}: one select, run in order, each seeing the one before; an error rolls all back`, async (t) => {
+    const orm = await storeDb(t, on);
+    const { store, scripts } = await recorded(orm, 1);
+    const rows = async () =>
+      (await (orm.em.fork() as any).execute(
+        "select id, size_matched::text as s, status from open_orders where id like 'fused-%' order by id",
+      )) as { id: string; s: string; status: string }[];
+    // Alone, then two members of one turn: the bookkeeping call and both effects are one statement.
+    t.true(await placeAndFill(store, 0, 'fused-a', '3000000'));
+    t.deepEqual(await Promise.all([placeAndFill(store, 1, 'fused-b', '3000000'), placeAndFill(store, 2, 'fused-c', '3000000')]), [
+      true,
+      true,
+    ]);
+    t.is(scripts.length, 2);
+    for (const sql of scripts) {
+      t.false(sql.includes(';'), 'no statement boundary in the script');
+      t.regex(sql, /^select runtime_commit_group\(.*, open_orders_upsert\(.*, open_orders_update\(/s);
+    }
+    // The change found the row its call's neighbour had just inserted.
+    t.deepEqual(await rows(), [
+      { id: 'fused-a', s: '3000000', status: 'MATCHED' },
+      { id: 'fused-b', s: '3000000', status: 'MATCHED' },
+      { id: 'fused-c', s: '3000000', status: 'MATCHED' },
+    ]);
+    // The second call fails (not a number): the first call's row and the offset move are rolled back with it.
+    await t.throwsAsync(placeAndFill(store, 3, 'fused-d', 'many'));
+    t.deepEqual(
+      (await rows()).map((r) => r.id),
+      ['fused-a', 'fused-b', 'fused-c'],
+    );
+    t.true(await placeAndFill(store, 3, 'fused-d', '1000000'), 'partition 3 was not moved: it commits from 10 again');
   });
 }
