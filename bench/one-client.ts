@@ -3,6 +3,7 @@
 // latency is made of on the service's side; `fetch` (undici) in the bench process adds about half a
 // millisecond of its own per request on this machine (one client, embedded: p50 3.4 → 4.0 ms).
 import net from 'node:net';
+import { responseIn } from './open-loop.ts';
 
 export interface OneClientResult {
   /** Milliseconds per request, from its write to its response's last byte. */
@@ -25,14 +26,10 @@ export async function oneClient(port: number, requests: Buffer[]): Promise<OneCl
   let failed: ((e: Error) => void) | null = null;
   socket.on('data', (d: Buffer) => {
     buf = buf.length ? Buffer.concat([buf, d]) : d;
-    const head = buf.indexOf('\r\n\r\n');
-    if (head < 0) return;
-    const header = buf.subarray(0, head).toString('latin1');
-    const m = /\r\ncontent-length:\s*(\d+)/i.exec(header);
-    const len = m ? Number(m[1]) : 0;
-    if (buf.length < head + 4 + len) return;
-    buf = buf.subarray(head + 4 + len);
-    answered?.(Number(header.slice(9, 12)));
+    const r = responseIn(buf);
+    if (!r) return;
+    buf = r.rest;
+    answered?.(r.status);
   });
   socket.on('error', (e) => failed?.(e));
   socket.on('close', () => failed?.(new Error('the server closed the connection')));

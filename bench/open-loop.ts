@@ -19,6 +19,17 @@ interface Conn {
   due: number;
 }
 
+/** The first whole response in `buf` (framed by Content-Length): its status and the bytes after it; null until it is all there. */
+export function responseIn(buf: Buffer): { status: number; rest: Buffer } | null {
+  const head = buf.indexOf('\r\n\r\n');
+  if (head < 0) return null;
+  const header = buf.subarray(0, head).toString('latin1');
+  const m = /\r\ncontent-length:\s*(\d+)/i.exec(header);
+  const len = m ? Number(m[1]) : 0;
+  if (buf.length < head + 4 + len) return null;
+  return { status: Number(header.slice(9, 12)), rest: buf.subarray(head + 4 + len) };
+}
+
 /**
  * Sends `rate` requests per second for `seconds`, request i being `requests[i % requests.length]`.
  * With several ports (the nodes of a cluster), connection i goes to `port[i % port.length]`, as a
@@ -67,14 +78,10 @@ export async function openLoop(o: {
           socket.once('error', reject);
           socket.on('data', (d: Buffer) => {
             c.buf = c.buf.length ? Buffer.concat([c.buf, d]) : d;
-            const head = c.buf.indexOf('\r\n\r\n');
-            if (head < 0) return;
-            const header = c.buf.subarray(0, head).toString('latin1');
-            const m = /\r\ncontent-length:\s*(\d+)/i.exec(header);
-            const len = m ? Number(m[1]) : 0;
-            if (c.buf.length < head + 4 + len) return;
-            c.buf = c.buf.subarray(head + 4 + len);
-            complete(c, true, Number(header.slice(9, 12)));
+            const r = responseIn(c.buf);
+            if (!r) return;
+            c.buf = r.rest;
+            complete(c, true, r.status);
           });
         }),
     ),
