@@ -1,14 +1,21 @@
 // A topic schema whose parses are remembered: a value this process parsed is not parsed again when
 // it reaches its consumer in the same process (the in-process bus hands objects over as they are).
-// Only the parse's own output is marked: a fresh object nobody else held when it was made. Anything
-// else (text from Kafka, a copy, an object built by hand) is parsed.
+// Only the parse's own output is marked: a fresh object nobody else held when it was made (or, vouched
+// for, one made by code shown to make only what the schema accepts). Anything else (text from
+// Kafka, a copy, an object built by hand) is parsed.
 import type { z } from 'zod';
 
 export interface CheckedSchema<S extends z.ZodType> {
   /** Parses `v` (as `safeParse`); a success's output is remembered as parsed. */
   check(v: unknown): z.ZodSafeParseResult<z.output<S>>;
-  /** `v` itself when `check` made it, else `v` parsed (throws on what the schema refuses). */
+  /** `v` itself when `check` made it (or `vouch` marked it), else `v` parsed (throws on what the schema refuses). */
   parse(v: unknown): z.output<S>;
+  /**
+   * Marks `v` as parsed without parsing it, and returns it: only for values made by code whose every
+   * output the schema accepts unchanged (its own guards refuse the rest), as a property test over all
+   * of that code's inputs shows (the event decoder: test/unit/parlay/decoded-commands.test.ts).
+   */
+  vouch<T extends z.output<S>>(v: T): T;
 }
 
 const PARSED = Symbol('parsed by');
@@ -23,6 +30,10 @@ export function checkedSchema<S extends z.ZodType>(schema: S): CheckedSchema<S> 
       const r = schema.safeParse(v);
       if (r.success && typeof r.data === 'object' && r.data !== null) Object.defineProperty(r.data, PARSED, { value: schema });
       return r;
+    },
+    vouch(v) {
+      Object.defineProperty(v, PARSED, { value: schema });
+      return v;
     },
     parse(v) {
       return typeof v === 'object' && v !== null && (v as { [PARSED]?: unknown })[PARSED] === schema ? (v as z.output<S>) : schema.parse(v);

@@ -111,8 +111,9 @@ export const vaultCommand = z.discriminatedUnion('type', [
 ]);
 
 /**
- * The commands' schemas as the event decoder and the runtime use them: what the decoder checked is
- * not parsed again by its actor's worker in the same process (topics/checked.ts).
+ * The commands' schemas as the event decoder and the runtime use them: what the decoder vouched for
+ * (src/parlay/decode.ts) is not parsed again by its actor's worker in the same process
+ * (topics/checked.ts); from Kafka, every command is parsed.
  */
 export const parlayCommands = checkedSchema(parlayCommand);
 export const vaultCommands = checkedSchema(vaultCommand);
