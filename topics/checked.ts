@@ -20,7 +20,13 @@ export interface CheckedSchema<S extends z.ZodType> {
 
 const PARSED = Symbol('parsed by');
 
-export function checkedSchema<S extends z.ZodType>(schema: S): CheckedSchema<S> {
+/**
+ * `asIs`, when given, is a hand-written check of the schema's most frequent shape: it answers the
+ * value itself when the schema would accept it unchanged, or undefined (the value is then parsed:
+ * the schema also gives the reasons). It must never accept what the schema refuses or would
+ * change (a property test binds the two: test/unit/topics/parlay-created-as-is.test.ts).
+ */
+export function checkedSchema<S extends z.ZodType>(schema: S, asIs?: (v: unknown) => z.output<S> | undefined): CheckedSchema<S> {
   // The mark: a non-enumerable symbol property whose value is the schema that made the object. JSON
   // cannot carry it, a spread or Object.assign does not copy it, and no other schema's mark passes.
   // (A WeakSet of parsed objects did the same, but a weak collection holding young objects made
@@ -36,7 +42,8 @@ export function checkedSchema<S extends z.ZodType>(schema: S): CheckedSchema<S> 
       return v;
     },
     parse(v) {
-      return typeof v === 'object' && v !== null && (v as { [PARSED]?: unknown })[PARSED] === schema ? (v as z.output<S>) : schema.parse(v);
+      if (typeof v === 'object' && v !== null && (v as { [PARSED]?: unknown })[PARSED] === schema) return v as z.output<S>;
+      return asIs?.(v) ?? schema.parse(v);
     },
   };
 }

@@ -110,12 +110,63 @@ export const vaultCommand = z.discriminatedUnion('type', [
   z.object({ type: z.literal('VaultSynced'), balance: amount, slot: z.number().int().nonnegative() }),
 ]);
 
+const PARLAY_CREATED_KEYS = [
+  'type',
+  'eventId',
+  'pos',
+  'signature',
+  'parlayId',
+  'user',
+  'stake',
+  'combinedProbability',
+  'potentialPayout',
+  'legs',
+  'createdAt',
+] as const;
+const LEG_KEYS = ['marketId', 'market', 'outcome', 'probability'] as const;
+const text = (v: unknown, max: number): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max;
+const amountText = (v: unknown): v is string => typeof v === 'string' && fitsBigint(v);
+const int = (v: unknown, lo: number, hi: number) => Number.isSafeInteger(v) && (v as number) >= lo && (v as number) <= hi;
+const exactly = (o: object, keys: readonly string[]) => {
+  let n = 0;
+  for (const k in o)
+    if (!keys.includes(k)) return false;
+    else n++;
+  return n === keys.length;
+};
+
+/**
+ * A ParlayCreated exactly as `parlayCommand` would give it back, checked by hand; else undefined.
+ * Most commands of the topic are creations, and an owner reading them from Kafka parsed each with
+ * zod (~11 µs an event, a tenth of a Kafka node's CPU on ingest); this check takes ~1 µs. It is
+ * stricter than the schema where that is simpler (own keys only, nothing extra to strip): what it
+ * refuses goes through the schema as before.
+ */
+export function parlayCreatedAsIs(v: unknown): ParlayCommand | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const c = v as Record<string, unknown>;
+  if (c.type !== 'ParlayCreated' || !exactly(c, PARLAY_CREATED_KEYS)) return undefined;
+  const pos = c.pos;
+  if (!Array.isArray(pos) || pos.length !== 3 || !pos.every((x) => int(x, 0, Number.MAX_SAFE_INTEGER))) return undefined;
+  if (!text(c.eventId, 100) || !text(c.signature, 88) || !text(c.user, 64)) return undefined;
+  if (!amountText(c.parlayId) || !amountText(c.stake) || !amountText(c.combinedProbability) || !amountText(c.potentialPayout))
+    return undefined;
+  if (!int(c.createdAt, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) return undefined;
+  const legs = c.legs;
+  if (!Array.isArray(legs) || legs.length < 1 || legs.length > 64) return undefined;
+  for (const l of legs) {
+    if (typeof l !== 'object' || l === null || Array.isArray(l) || !exactly(l, LEG_KEYS)) return undefined;
+    if (!amountText(l.marketId) || !text(l.market, 64) || !int(l.outcome, 0, 1) || !int(l.probability, 0, 1_000_000)) return undefined;
+  }
+  return c as ParlayCommand;
+}
+
 /**
  * The commands' schemas as the event decoder and the runtime use them: what the decoder vouched for
  * (src/parlay/decode.ts) is not parsed again by its actor's worker in the same process
  * (topics/checked.ts); from Kafka, every command is parsed.
  */
-export const parlayCommands = checkedSchema(parlayCommand);
+export const parlayCommands = checkedSchema(parlayCommand, parlayCreatedAsIs);
 export const vaultCommands = checkedSchema(vaultCommand);
 
 export type Pos = z.infer<typeof pos>;
