@@ -103,13 +103,16 @@ const all: Row[] = [];
 
 async function floorRow(): Promise<Row> {
   const db = await freshDatabase('ratio_floor');
-  const port = await freePort();
-  const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: 'write', PORT: String(port), DATABASE_URL: db.url });
-  const row = await drive('floor (bare server: decode + write)', [`http://127.0.0.1:${port}/`], { server: () => [child.pid!] }, db.url);
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  await db.drop();
-  return row;
+  try {
+    const port = await freePort();
+    const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: 'write', PORT: String(port), DATABASE_URL: db.url });
+    const row = await drive('floor (bare server: decode + write)', [`http://127.0.0.1:${port}/`], { server: () => [child.pid!] }, db.url);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    return row;
+  } finally {
+    await db.drop(); // also when the row failed: no database is left behind
+  }
 }
 
 const env = (db: string, extra: Record<string, string>) => ({
@@ -127,30 +130,37 @@ const hook = (n: ProcessNode) => `${n.url}/api/parlays/webhooks/indexer/`;
 
 async function memoryRow(): Promise<Row> {
   const db = await freshDatabase('ratio_mem');
-  const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '' }));
-  const row = await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url);
-  await node.kill('SIGTERM');
-  await db.drop();
-  return row;
+  try {
+    const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '' }));
+    try {
+      return await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url);
+    } finally {
+      await node.kill('SIGTERM');
+    }
+  } finally {
+    await db.drop();
+  }
 }
 
 async function kafkaRow(kafka: string): Promise<Row> {
   const db = await freshDatabase('ratio_kafka');
   const prefix = `rk${Date.now()}.`;
   const nodes: ProcessNode[] = [];
-  for (const id of ['ratio-a', 'ratio-b'])
-    nodes.push(await startProcessNode(env(db.url, { NODE_ID: id, TOPIC_PREFIX: prefix, KAFKA_BROKERS: kafka }), 120_000));
-  // Both members own their partitions before the clock starts (the warm-up goes through both).
-  await new Promise((r) => setTimeout(r, 5_000));
-  const row = await drive(
-    'service, 2 nodes on Kafka',
-    nodes.map(hook),
-    { nodes: () => nodes.map((n) => n.child.pid!), broker: () => pidsOf(['-f', 'kafka.Kafka']) },
-    db.url,
-  );
-  for (const n of nodes) await n.kill('SIGTERM');
-  await db.drop();
-  return row;
+  try {
+    for (const id of ['ratio-a', 'ratio-b'])
+      nodes.push(await startProcessNode(env(db.url, { NODE_ID: id, TOPIC_PREFIX: prefix, KAFKA_BROKERS: kafka }), 120_000));
+    // Both members own their partitions before the clock starts (the warm-up goes through both).
+    await new Promise((r) => setTimeout(r, 5_000));
+    return await drive(
+      'service, 2 nodes on Kafka',
+      nodes.map(hook),
+      { nodes: () => nodes.map((n) => n.child.pid!), broker: () => pidsOf(['-f', 'kafka.Kafka']) },
+      db.url,
+    );
+  } finally {
+    for (const n of nodes) await n.kill('SIGTERM');
+    await db.drop();
+  }
 }
 
 for (let round = 0; round < rounds; round++) {

@@ -332,26 +332,31 @@ const skipped = (path: string): Row => ({
   lat: [0],
 });
 const dataDir = mkdtempSync(join(tmpdir(), 'order-ratio-'));
-const embedded =
-  only === 'cluster'
-    ? skipped('embedded')
-    : await measure(
-        'embedded: 1 node, in-process bus, PGlite',
-        { ...base, DATA_DIR: dataDir, TOPIC_PREFIX: 'emb.', KAFKA_BROKERS: '', DATABASE_URL: '' },
-        1,
-        false,
-      );
-rmSync(dataDir, { recursive: true, force: true });
+let embedded = skipped('embedded');
+try {
+  if (only !== 'cluster')
+    embedded = await measure(
+      'embedded: 1 node, in-process bus, PGlite',
+      { ...base, DATA_DIR: dataDir, TOPIC_PREFIX: 'emb.', KAFKA_BROKERS: '', DATABASE_URL: '' },
+      1,
+      false,
+    );
+} finally {
+  rmSync(dataDir, { recursive: true, force: true }); // also when the run failed
+}
 let cluster = skipped('cluster');
 if (only !== 'embedded') {
   const db = await freshDatabase('ratio');
-  cluster = await measure(
-    `${nNodes} nodes on Kafka, PostgreSQL`,
-    { ...base, KAFKA_BROKERS: brokers, DATABASE_URL: db.url, TOPIC_PREFIX: `ratio${Date.now()}.`, DATABASE_POOL_MAX: '8' },
-    nNodes,
-    true,
-  );
-  await db.drop();
+  try {
+    cluster = await measure(
+      `${nNodes} nodes on Kafka, PostgreSQL`,
+      { ...base, KAFKA_BROKERS: brokers, DATABASE_URL: db.url, TOPIC_PREFIX: `ratio${Date.now()}.`, DATABASE_POOL_MAX: '8' },
+      nNodes,
+      true,
+    );
+  } finally {
+    await db.drop(); // a node that fails to start leaves no database behind
+  }
 }
 await admin.disconnect();
 
