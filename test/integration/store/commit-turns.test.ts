@@ -4,16 +4,12 @@
 import test from 'ava';
 import { SqlRuntimeStore } from '../../../src/store/runtime-store.ts';
 import type { Orm } from '../../../src/store/orm.ts';
-import { partitionMove, storeDb, xminOf } from '../../helpers/store-db.ts';
+import { commitOf, liveOrderRow, storeDb, xminOf } from '../../helpers/store-db.ts';
 
 /** Partition `partition` moves 10 → 11 and inserts dead letters `rows-<source>` (payload `payload`), `usuallyNew` or not. */
 function rowsCommit(store: SqlRuntimeStore, partition: number, sources: string[], o: { payload?: string; usuallyNew?: boolean } = {}) {
-  return store.commit({
-    ...partitionMove(partition, 10n, 11n),
-    snapshots: [],
-    inbox: [],
-    deadLetters: [],
-    effects: async (tx) => {
+  return store.commit(
+    commitOf(partition, async (tx) => {
       await tx.execute(
         `insert into dead_letters (source, reason, payload, created_at)
          select t.s, 'test', t.p, now() from jsonb_to_recordset(?::jsonb) as t(s text, p text)
@@ -21,8 +17,8 @@ function rowsCommit(store: SqlRuntimeStore, partition: number, sources: string[]
         [JSON.stringify(sources.map((s) => ({ s: `rows-${s}`, p: o.payload ?? '{}' })))],
         { usuallyNew: o.usuallyNew ?? true },
       );
-    },
-  });
+    }),
+  );
 }
 
 /** The store, with every script it runs recorded. */
@@ -135,40 +131,14 @@ for (const on of ['PostgreSQL', 'PGlite'] as const) {
 
 /** Partition `partition` moves 10 → 11; its effects place order `id` and then change it (two function calls). */
 function placeAndFill(store: SqlRuntimeStore, partition: number, id: string, sizeMatched: string) {
-  return store.commit({
-    ...partitionMove(partition, 10n, 11n),
-    snapshots: [],
-    inbox: [],
-    deadLetters: [],
-    effects: async (tx) => {
-      await tx.execute('select open_orders_upsert(?::jsonb)', [
-        JSON.stringify([
-          {
-            id,
-            market: 'm',
-            asset_id: 'a',
-            owner: 'O',
-            owner_lc: 'o',
-            side: 'BUY',
-            outcome: 'YES',
-            original_size: '3000000',
-            size_matched: '0',
-            price: 400000,
-            status: 'LIVE',
-            associate_trades: [],
-            type: 'GTC',
-            fee_rate_bps: 0,
-            expiration: '0',
-            created_at: '2026-11-28T00:00:00.000Z',
-            updated_at: '2026-11-28T00:00:00.000Z',
-          },
-        ]),
-      ]);
+  return store.commit(
+    commitOf(partition, async (tx) => {
+      await tx.execute('select open_orders_upsert(?::jsonb)', [JSON.stringify([liveOrderRow(id)])]);
       await tx.execute('select open_orders_update(?::jsonb)', [
         JSON.stringify([{ id, size_matched: sizeMatched, status: 'MATCHED', at: '2026-11-28T00:00:01.000Z', trades: ['t1'] }]),
       ]);
-    },
-  });
+    }),
+  );
 }
 
 for (const on of ['PostgreSQL', 'PGlite'] as const) {

@@ -2,28 +2,10 @@
 // changes its order by the primary key, in the array's order; trades are appended once; an id the
 // table does not hold changes nothing. On both stores.
 import test from 'ava';
-import { storeDb } from '../../helpers/store-db.ts';
+import { liveOrderRow, storeDb } from '../../helpers/store-db.ts';
 
 const hex = (i: number) => '0x' + i.toString(16).padStart(64, '0');
-const order = (i: number) => ({
-  id: hex(i),
-  market: 'm',
-  asset_id: 'a',
-  owner: 'O',
-  owner_lc: 'o',
-  side: 'BUY',
-  outcome: 'YES',
-  original_size: '3000000',
-  size_matched: '0',
-  price: 400000,
-  status: 'LIVE',
-  associate_trades: [],
-  type: 'GTC',
-  fee_rate_bps: 0,
-  expiration: '0',
-  created_at: '2026-11-27T00:00:00.000Z',
-  updated_at: '2026-11-27T00:00:00.000Z',
-});
+const order = (i: number) => liveOrderRow(hex(i));
 
 for (const on of ['PostgreSQL', 'PGlite'] as const) {
   test(`on ${on}: changes by id in order, trades appended once, unknown ids ignored`, async (t) => {
