@@ -56,7 +56,14 @@ function structOf(name: string): fc.Arbitrary<Record<string, unknown>> {
   return fc.record(Object.fromEntries(fields.map((f) => [f.name, valueOf(f.type)])));
 }
 
-const anEvent = fc.oneof(...idl.events!.map((e) => structOf(e.name).map((data) => eventLine(e.name, data))));
+// A creation has the most fields, so the fewest come out all within what the mirror takes: drawn
+// four times as often, it decodes ~70 times a run (1 in 4 seeds fell under 20 at equal weights).
+const anEvent = fc.oneof(
+  ...idl.events!.map((e) => ({
+    arbitrary: structOf(e.name).map((data) => eventLine(e.name, data)),
+    weight: e.name === 'ParlayCreated' ? 4 : 1,
+  })),
+);
 
 const aTransaction = fc.record({
   label: fc.string({ maxLength: 12 }),
