@@ -9,7 +9,9 @@
 //   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start);
 //   ONLY=memory or ONLY=kafka runs the floor and that one service row;
 //   ROUNDS=3 runs every path three times, interleaved (floor, service, floor, service, ...), and
-//   reports each path's median round: this machine's speed drifts by ±15% between runs.
+//   reports each path's median round: this machine's speed drifts by ±15% between runs;
+//   FLOOR_CLAIMS=1 adds the floor with the service's event-identity claim before its write (beyond
+//   the contract: what that guard costs) and each row's ratio to it.
 import { availableParallelism, loadavg } from 'node:os';
 import pg from 'pg';
 import { execFileSync } from 'node:child_process';
@@ -41,6 +43,8 @@ interface Row {
   'WAL B/event': number;
   'FPI/kev': number;
   'transactions/delivery': string;
+  /** With FLOOR_CLAIMS: events/s over that round's floor with the identity claim. */
+  'ratio to floor + claims'?: string;
 }
 
 /** PostgreSQL's WAL written so far, cluster-wide (this bench is its only client while it runs). */
@@ -101,12 +105,16 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
 const rounds = Math.max(1, Number(process.env.ROUNDS ?? 1));
 const all: Row[] = [];
 
-async function floorRow(): Promise<Row> {
+const FLOOR = 'floor (bare server: decode + write)';
+const CLAIM_FLOOR = 'floor + identity claims (beyond the contract)';
+
+async function floorRow(stage: 'write' | 'claim' = 'write'): Promise<Row> {
   const db = await freshDatabase('ratio_floor');
   try {
     const port = await freePort();
-    const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: 'write', PORT: String(port), DATABASE_URL: db.url });
-    const row = await drive('floor (bare server: decode + write)', [`http://127.0.0.1:${port}/`], { server: () => [child.pid!] }, db.url);
+    const child = await startBareServer('bench/ingest-floor-server.ts', { FLOOR_STAGE: stage, PORT: String(port), DATABASE_URL: db.url });
+    const path = stage === 'write' ? FLOOR : CLAIM_FLOOR;
+    const row = await drive(path, [`http://127.0.0.1:${port}/`], { server: () => [child.pid!] }, db.url);
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     return row;
@@ -166,10 +174,13 @@ async function kafkaRow(kafka: string): Promise<Row> {
 for (let round = 0; round < rounds; round++) {
   const floorOf = await floorRow();
   const these = [floorOf];
+  const claimFloor = process.env.FLOOR_CLAIMS ? await floorRow('claim') : null;
+  if (claimFloor) these.push(claimFloor);
   if (only !== 'kafka') these.push(await memoryRow());
   if (kafka) these.push(await kafkaRow(kafka));
   // Each round's ratios are to that round's floor.
   for (const r of these) r.ratio = (r['events/s'] / floorOf['events/s']).toFixed(2);
+  if (claimFloor) for (const r of these) r['ratio to floor + claims'] = (r['events/s'] / claimFloor['events/s']).toFixed(2);
   all.push(...these);
 }
 /** Each path's median round by its ratio to its own round's floor (the floor's: by events/s). */
@@ -207,7 +218,14 @@ console.table(
     return { ...rest, ...Object.fromEntries(Object.entries(parts).map(([g, v]) => [`${g} µs/ev`, v])) };
   }),
 );
-for (const r of rows.slice(1)) console.log('%s: %s × the floor (goal %s)', r.path, r.ratio, r.path.includes('Kafka') ? '≥ 0.6' : '≥ 0.8');
+for (const r of rows.filter((x) => x.path.startsWith('service')))
+  console.log(
+    '%s: %s × the floor (goal %s)%s',
+    r.path,
+    r.ratio,
+    r.path.includes('Kafka') ? '≥ 0.6' : '≥ 0.8',
+    r['ratio to floor + claims'] ? `; ${r['ratio to floor + claims']} × the floor with identity claims` : '',
+  );
 console.log(
   'plot: %s',
   await stackedBars(
