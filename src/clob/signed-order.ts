@@ -13,14 +13,35 @@ const u64 = z
   .string()
   .refine((s) => s.length <= 20 && /^\d{1,20}$/.test(s) && BigInt(s) <= U64_MAX, 'must be a decimal string in u64 range');
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
-const pubkey = z.string().refine((s) => {
-  if (s.length < BASE58_ADDRESS.min || s.length > BASE58_ADDRESS.max || !BASE58.test(s)) return false;
+
+/** Addresses lately decoded (a wallet's, its market's token, the open taker): an order names four, each read three times. */
+const keys = new Map<string, Uint8Array>();
+const MAX_KEYS = 10_000;
+
+/**
+ * The 32 bytes of a base58 address, or null when it is not one. Bounded by length and charset
+ * first; an address decoded before comes from memory (never handed out to be written: callers copy
+ * or only read it).
+ */
+export function addressBytes(s: string): Uint8Array | null {
+  const known = keys.get(s);
+  if (known) return known;
+  if (s.length < BASE58_ADDRESS.min || s.length > BASE58_ADDRESS.max || !BASE58.test(s)) return null;
+  let b: Uint8Array;
   try {
-    return bs58.decode(s).length === 32;
+    b = bs58.decode(s);
   } catch {
-    return false;
+    return null;
   }
-}, `must be a base58 32-byte address (${BASE58_ADDRESS.min} to ${BASE58_ADDRESS.max} characters)`);
+  if (b.length !== 32) return null;
+  if (keys.size >= MAX_KEYS) keys.clear();
+  keys.set(s, b);
+  return b;
+}
+
+const pubkey = z
+  .string()
+  .refine((s) => addressBytes(s) !== null, `must be a base58 32-byte address (${BASE58_ADDRESS.min} to ${BASE58_ADDRESS.max} characters)`);
 
 export const signedOrder = z
   .object({
@@ -53,6 +74,13 @@ const u64le = (v: string) => {
   return b;
 };
 
+/** An address of a parsed order (the schema checked it decodes). */
+function address(s: string): Uint8Array {
+  const b = addressBytes(s);
+  if (!b) throw new Error(`not a base58 32-byte address: ${s.slice(0, 60)}`);
+  return b;
+}
+
 /** SHA-256 of `clob-order-v1` ‖ salt ‖ maker ‖ signer ‖ taker ‖ tokenId ‖ amounts ‖ expiration ‖ nonce ‖ fee ‖ side. */
 export function orderHash(o: Omit<SignedOrder, 'signature'>): Buffer {
   const fee = Buffer.alloc(2);
@@ -62,10 +90,10 @@ export function orderHash(o: Omit<SignedOrder, 'signature'>): Buffer {
       Buffer.concat([
         Buffer.from('clob-order-v1', 'ascii'),
         u64le(o.salt),
-        Buffer.from(bs58.decode(o.maker)),
-        Buffer.from(bs58.decode(o.signer)),
-        Buffer.from(bs58.decode(o.taker)),
-        Buffer.from(bs58.decode(o.tokenId)),
+        address(o.maker),
+        address(o.signer),
+        address(o.taker),
+        address(o.tokenId),
         u64le(o.makerAmount),
         u64le(o.takerAmount),
         u64le(o.expiration),
@@ -87,12 +115,8 @@ export function verifyOrderSignature(o: SignedOrder, hash: Buffer): boolean {
   } catch {
     return false;
   }
-  let signer: Uint8Array;
-  try {
-    signer = bs58.decode(o.signer);
-  } catch {
-    return false;
-  }
+  const signer = addressBytes(o.signer);
+  if (!signer) return false;
   return verifyDetached(hash, sig, signer);
 }
 
