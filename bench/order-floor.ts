@@ -14,7 +14,7 @@ import { orderHash, verifyOrderSignature } from '../src/clob/signed-order.ts';
 import { freePort } from '../test/helpers/process-node.ts';
 import { cpuMeter } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
-import { pct, rawRequestReply } from './kafka-echo.ts';
+import { pct, rawRequestReply, warmBroker } from './kafka-echo.ts';
 import { exitOnSignals } from '../test/helpers/children.ts';
 exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
@@ -80,7 +80,8 @@ if (!brokers) {
   execFileSync('bash', ['deploy/kafka.sh', 'start', '--port', '19592'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   brokers = '127.0.0.1:19592';
 }
-await rawRequestReply(brokers, `floorwarm${Date.now()}.`, n, kafkaWindow); // warm the broker's JIT (not counted)
+const warm = await warmBroker(brokers, `floorwarm${Date.now()}.`, n, kafkaWindow); // the broker's JIT, not counted
+console.log('broker warm-up, machine µs per ask per run: %s', warm.map((r) => Math.round(r)).join(', '));
 const m2 = cpuMeter({});
 const echo = await rawRequestReply(brokers, `floor${Date.now()}.`, n, kafkaWindow);
 const kafka = m2.stop();

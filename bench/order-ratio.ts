@@ -27,7 +27,7 @@ import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
 import { cpuMeter, pidsOf } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
-import { pct, rawRequestReply } from './kafka-echo.ts';
+import { pct, rawRequestReply, warmBroker } from './kafka-echo.ts';
 import { openLoop } from './open-loop.ts';
 import { oneClient } from './one-client.ts';
 import { latencyPlot } from './plot.ts';
@@ -137,10 +137,17 @@ const fm = cpuMeter({ server: () => [floorServer.pid!], client: () => [process.p
 const floorRun = await drive(`http://127.0.0.1:${floorPort}`, () => ({}), plans);
 const floorCpu = fm.stop();
 floorServer.kill('SIGTERM');
-await rawRequestReply(brokers, `ratiowarm${Date.now()}.`, total, concurrency); // warm the broker (not counted)
-const km = cpuMeter({});
-const echo = await rawRequestReply(brokers, `ratioecho${Date.now()}.`, total, concurrency);
-const kafkaCpu = km.stop();
+const warm = await warmBroker(brokers, `ratiowarm${Date.now()}.`, total, concurrency); // not counted
+// The cheapest of three measured runs: the least a request-reply costs (one short run's machine
+// time here varied from 250 to 513 µs an ask from one run to the next, the broker already warm).
+const echoes: { perSec: number; machineBusy: number }[] = [];
+for (let i = 0; i < 3; i++) {
+  const km = cpuMeter({});
+  const r = await rawRequestReply(brokers, `ratioecho${Date.now()}-${i}.`, total, concurrency);
+  echoes.push({ perSec: r.perSec, machineBusy: km.stop().machineBusy });
+}
+const echo = echoes.reduce((a, b) => (b.machineBusy < a.machineBusy ? b : a));
+const kafkaCpu = { machineBusy: echo.machineBusy };
 const cores = floorCpu.cores;
 const us = (s: number) => (s * 1e6) / total;
 const floorUs = us(floorCpu.machineBusy) + us(kafkaCpu.machineBusy);
@@ -398,11 +405,13 @@ console.table([
   })),
 ]);
 console.log(
-  'floor parts: HTTP + signature %s req/s at %s µs of machine per request; Kafka request-reply %s/s at %s µs',
+  'floor parts: HTTP + signature %s req/s at %s µs of machine per request; Kafka request-reply %s/s at %s µs (the cheapest of %s µs; warm-up runs at %s µs)',
   f0(total / floorRun.seconds),
   f0(us(floorCpu.machineBusy)),
   f0(echo.perSec),
   f0(us(kafkaCpu.machineBusy)),
+  echoes.map((e) => f0(us(e.machineBusy))).join(', '),
+  warm.map(f0).join(', '),
 );
 for (const r of [embedded, cluster])
   console.log(
