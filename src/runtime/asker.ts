@@ -125,7 +125,8 @@ export class Asker {
       topics: [this.replyTopic],
       fromBeginning: false,
       onBatch: async (batch) => {
-        for (const r of batch.records) this.received(r.value);
+        // In the process the answers come as values (OutRecord.decoded): nothing to parse.
+        for (const r of batch.records) this.received(r.decoded ?? r.value);
         return { done: true };
       },
     });
@@ -151,11 +152,11 @@ export class Asker {
 
   private local: (() => void) | null = null;
 
-  /** A reply record's text: one answer, or the answers of one batch of an owner (see REPLY_BATCH). */
-  private received(value: string): void {
+  /** A reply record's text, or in the process the value it parses to: one answer, or the answers of one batch of an owner (see REPLY_BATCH). */
+  private received(value: unknown): void {
     let msgs: ReplyMessage | ReplyMessage[];
     try {
-      msgs = JSON.parse(value);
+      msgs = (typeof value === 'string' ? JSON.parse(value) : value) as ReplyMessage | ReplyMessage[];
     } catch {
       return;
     }

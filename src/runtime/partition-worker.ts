@@ -11,9 +11,9 @@
 // failures.ts) is retried in halves until the record that fails alone (twice) is found; that record
 // is dead-lettered with the reason, its asker answered with the error, and the partition goes on.
 import { PartitionActors, step, type StepResult } from './actor-cell.ts';
-import { commandsOf, envelopeJson, recordChars, type BulkAnswer } from './envelope.ts';
+import { commandsOf, envelopeJson, lazyRecord, recordChars, type BulkAnswer } from './envelope.ts';
 import { Backoff } from './backoff.ts';
-import { bigJson, toJson } from './json.ts';
+import { bigJson, jsonCopy, toJson } from './json.ts';
 import { classifyCommitFailure, clip, ProjectionError, REASON_MAX, reasonOf } from './failures.ts';
 import { cutBySize } from './cut.ts';
 import { deliver } from './loopback.ts';
@@ -870,6 +870,9 @@ export class PartitionWorker {
     }
     const byTopic = new Map<string, OutRecord[]>();
     const batched = new Map<string, { corr: string; text: string }[]>();
+    const inProcess = !this.deps.bus.durable;
+    /** In the process: the answers to one asker, as values (one record, not cut: no broker to fit). */
+    const local = new Map<string, { corr: string; decoded: unknown }[]>();
     const forwarded: string[] = [];
     /** The reply server each asker named (its reply topic's), if any. */
     const viaOf = new Map<string, string>();
@@ -911,17 +914,31 @@ export class PartitionWorker {
           : { corr, reply: its.map((x): BulkAnswer => (x.error ? { error: x.error } : { reply: x.reply })) };
       // One command's answer (an order's) carries amounts as bigints: the replacer at once; a bulk's
       // answers (the ingest's results) seldom hold one.
-      const text = first.bulkIndex === undefined ? bigJson(msg) : toJson(msg);
-      if (record.headers?.[REPLY_BATCH]) {
+      const textOf = () => (first.bulkIndex === undefined ? bigJson(msg) : toJson(msg));
+      // In the process (the in-process bus) the answer goes as the value its text would parse to
+      // (OutRecord.decoded): no text is built or parsed unless something reads it.
+      if (inProcess) {
+        const decoded = jsonCopy(msg);
+        if (!record.headers?.[REPLY_BATCH]) add(to, lazyRecord({ key: corr, decoded }, textOf));
+        else (local.get(to) ?? local.set(to, []).get(to)!).push({ corr, decoded });
+      } else if (record.headers?.[REPLY_BATCH]) {
         const list = batched.get(to);
+        const text = textOf();
         if (list) list.push({ corr, text });
         else batched.set(to, [{ corr, text }]);
-      } else add(to, { key: corr, value: text });
+      } else add(to, { key: corr, value: textOf() });
     }
     // The answers to one asker: one record (a JSON array of them; one alone as itself), cut at REPLY_RECORD_CHARS.
     for (const [to, list] of batched)
       for (const run of cutBySize(list, (m) => m.text.length + 1, REPLY_RECORD_CHARS))
         add(to, { key: run[0].corr, value: run.length === 1 ? run[0].text : `[${run.map((m) => m.text).join(',')}]` });
+    for (const [to, list] of local) {
+      const decoded = list.length === 1 ? list[0].decoded : list.map((m) => m.decoded);
+      add(
+        to,
+        lazyRecord({ key: list[0].corr, decoded }, () => JSON.stringify(decoded)),
+      );
+    }
     let lost = false;
     await Promise.all(
       [...byTopic].map(([topic, recs]) =>
