@@ -4,26 +4,12 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
-import { Keypair, PublicKey } from '@solana/web3.js';
-import { addressBytes, orderHash, placeOrderBody, signOrder, verifyOrderSignature } from '../../../src/clob/signed-order.ts';
+import { Keypair } from '@solana/web3.js';
+import { addressBytes, orderHash, placeOrderBody, verifyOrderSignature } from '../../../src/clob/signed-order.ts';
+import { order as clobOrder } from '../../helpers/clob.ts';
 
-const order = (kp: Keypair, tokenId: string, salt: number) =>
-  signOrder(
-    {
-      salt: String(salt),
-      maker: kp.publicKey.toBase58(),
-      signer: kp.publicKey.toBase58(),
-      taker: PublicKey.default.toBase58(),
-      tokenId,
-      makerAmount: '1000000',
-      takerAmount: '2000000',
-      side: 'BUY',
-      expiration: '0',
-      nonce: '0',
-      feeRateBps: '0',
-    },
-    kp.secretKey,
-  );
+// The test helper's signed BUY of 2 at 0.5, its salt fixed.
+const order = (kp: Keypair, tokenId: string, salt: number) => clobOrder(kp, tokenId, 'BUY', '0.5', '2', { salt: String(salt) });
 
 test('an address decodes to its 32 bytes, the first time and every time after', (t) => {
   for (let i = 0; i < 50; i++) {
