@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { Kafka, logLevel } from 'kafkajs';
+import { fixKafkajsRequestQueue } from '../src/runtime/kafka-request-queue.ts';
 import { startLocalChain } from '../src/chain/local/index.ts';
 import { orderHash, orderId } from '../src/clob/signed-order.ts';
 import { freshDatabase } from '../test/helpers/db.ts';
@@ -33,6 +34,7 @@ import { oneClient } from './one-client.ts';
 import { latencyPlot } from './plot.ts';
 import { exitOnSignals } from '../test/helpers/children.ts';
 exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
+fixKafkajsRequestQueue(); // its admin client, as the nodes' (src/runtime/kafka-request-queue.ts)
 
 const [nRequests = 3000, concurrency = 48, nMarkets = 12, nNodes = 3] = process.argv.slice(2).map(Number);
 const root = new URL('..', import.meta.url).pathname;

@@ -3,7 +3,6 @@
 // runtime in the database, Kafka's committed offsets only tell a new owner roughly where to start.
 import type { Kafka as KafkaClient, Consumer, Producer, Admin, Message } from 'kafkajs';
 import { kafkajs } from './kafka-crc.ts';
-import { quietKafkajsTimerWarning } from './kafka-warnings.ts';
 import { partitionFor } from './partitioner.ts';
 import type { Bus, ConsumeOptions, ConsumerHandle, InRecord, OutRecord, TopicSpec } from './types.ts';
 
@@ -43,7 +42,6 @@ export class KafkaBus implements Bus {
   private flushing = false;
 
   constructor(private opts: KafkaBusOptions) {
-    quietKafkajsTimerWarning();
     const log = opts.log;
     this.kafka = new Kafka({
       clientId: opts.clientId,

@@ -8,6 +8,7 @@
 // first), kafkajs keeps its own function: slower, never wrong.
 import Module, { createRequire } from 'node:module';
 import type * as KafkaJs from 'kafkajs';
+import { fixKafkajsRequestQueue } from './kafka-request-queue.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -39,8 +40,9 @@ function install(): ((buffer: Buffer) => number) | null {
 
 const installed = install();
 
-/** kafkajs itself, loaded after its checksum module was replaced. */
+/** kafkajs itself, loaded after its checksum module was replaced; its request queue without its idle loop. */
 export const kafkajs = require('kafkajs') as typeof KafkaJs;
+fixKafkajsRequestQueue();
 
 /** Whether kafkajs checksums record batches natively in this process (false: its own JavaScript). */
 export function nativeKafkaCrc(): boolean {

@@ -2,14 +2,14 @@
 // order, and feed the same records to one fresh node on the in-process bus. Its read models must
 // equal the cluster's.
 import { Kafka, logLevel } from 'kafkajs';
-import { quietKafkajsTimerWarning } from '../../src/runtime/kafka-warnings.ts';
+import { fixKafkajsRequestQueue } from '../../src/runtime/kafka-request-queue.ts';
 import pg from 'pg';
 import { MemoryBus } from '../../src/runtime/memory-bus.ts';
 import { TOPICS } from '../../topics/names.ts';
 import { freshDatabase } from '../helpers/db.ts';
 import { testNode } from '../helpers/node.ts';
 
-quietKafkajsTimerWarning();
+fixKafkajsRequestQueue();
 
 export async function readTopic(
   brokers: string,

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { Keypair } from '@solana/web3.js';
 import { Kafka, logLevel } from 'kafkajs';
-import { quietKafkajsTimerWarning } from '../../../src/runtime/kafka-warnings.ts';
+import { fixKafkajsRequestQueue } from '../../../src/runtime/kafka-request-queue.ts';
 import { startLocalChain, type LocalChain } from '../../../src/chain/local/index.ts';
 import { Web3Gateway } from '../../../src/chain/gateway.ts';
 import { testNode, call, token, WEBHOOK_SECRET, KAFKA_BROKERS } from '../../helpers/node.ts';
@@ -15,7 +15,7 @@ import { freePort } from '../../helpers/process-node.ts';
 import { runOps, startOps } from '../../helpers/ops-cli.ts';
 import type { ServiceNode } from '../../../src/node.ts';
 
-quietKafkajsTimerWarning();
+fixKafkajsRequestQueue();
 
 const UNIT = 1_000_000n;
 const admin = token({ sub: 'root', is_superuser: true });

@@ -2,7 +2,7 @@
 // the same messages as Server-Sent Events with resume from Last-Event-ID, exactly once and in order.
 import test from 'ava';
 import { Kafka, logLevel } from 'kafkajs';
-import { quietKafkajsTimerWarning } from '../../../src/runtime/kafka-warnings.ts';
+import { fixKafkajsRequestQueue } from '../../../src/runtime/kafka-request-queue.ts';
 import { call, KAFKA_BROKERS } from '../../helpers/node.ts';
 import { order } from '../../helpers/clob.ts';
 import { clobWorld } from '../../helpers/clob-world.ts';
@@ -11,7 +11,7 @@ import { TOPICS } from '../../../topics/names.ts';
 import { FillBook } from '../../../examples/ledger-consumer.ts';
 import { ledgerMessage } from '../../../topics/ledger.ts';
 
-quietKafkajsTimerWarning();
+fixKafkajsRequestQueue();
 
 test('ledger topics carry gap-free seq per market; SSE resumes from Last-Event-ID exactly once', async (t) => {
   const w = await clobWorld();
