@@ -7,6 +7,8 @@ import net from 'node:net';
 
 export interface OpenLoopResult {
   latencies: number[];
+  /** When each of `latencies`' requests was due, ms after the start. */
+  dueMs: number[];
   errors: number;
   non2xx: number;
   seconds: number;
@@ -44,6 +46,7 @@ export async function openLoop(o: {
 }): Promise<OpenLoopResult> {
   const total = Math.round(o.rate * o.seconds);
   const latencies: number[] = [];
+  const dueMs: number[] = [];
   let errors = 0;
   let non2xx = 0;
   let done = 0;
@@ -58,7 +61,10 @@ export async function openLoop(o: {
   const complete = (c: Conn, ok: boolean, status: number) => {
     if (!ok) errors++;
     else if (status < 200 || status > 299) non2xx++;
-    else latencies.push(performance.now() - c.due);
+    else {
+      latencies.push(performance.now() - c.due);
+      dueMs.push(c.due - t0);
+    }
     c.busy = false;
     if (++done === total) finish();
     else if (waiting.length) dispatch(c, waiting.shift()!);
@@ -113,5 +119,5 @@ export async function openLoop(o: {
   await finished;
   const seconds = (performance.now() - t0) / 1000;
   for (const c of conns) c.socket.destroy();
-  return { latencies, errors, non2xx, seconds };
+  return { latencies, dueMs, errors, non2xx, seconds };
 }
