@@ -7,6 +7,12 @@ import { fixKafkajsRequestQueue, kafkajsRequestQueue } from '../../../src/runtim
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** Waits until `done()` or `ms` have passed (timers run late on a loaded machine: no fixed sleep). */
+async function until(done: () => boolean, ms = 3000) {
+  const end = performance.now() + ms;
+  while (!done() && performance.now() < end) await new Promise((r) => setTimeout(r, 5));
+}
+
 function queue() {
   const RequestQueue = kafkajsRequestQueue();
   const q = new RequestQueue({
@@ -62,7 +68,7 @@ test('a request held by a throttle is sent when it ends, not before', async (t) 
   push();
   t.is(sent.length, 0);
   t.not(q.throttleCheckTimeoutId, null);
-  await new Promise((r) => setTimeout(r, 250));
+  await until(() => sent.length === 2);
   t.deepEqual(
     sent.map((s) => s.id),
     [1, 2],
@@ -77,7 +83,7 @@ test('a throttle that ends as the request is queued still lets it go (kafkajs PR
     const { q, sent, push } = queue();
     q.throttledUntil = Date.now() + (round % 3); // ends now, or within 2 ms
     push();
-    await new Promise((r) => setTimeout(r, 40));
+    await until(() => sent.length === 1);
     t.is(sent.length, 1, `round ${round}`);
     q.destroy();
   }
