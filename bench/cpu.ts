@@ -4,14 +4,20 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
-/** CPU seconds a process has used so far (null: gone). */
-export function cpuSecondsOf(pid: number): number | null {
+/** CPU seconds a process has used so far, in user mode and in the kernel (null: gone). */
+export function cpuSplitOf(pid: number): { user: number; kernel: number } | null {
   try {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
+    return { user: Number(f[11]) / 100, kernel: Number(f[12]) / 100 };
   } catch {
     return null;
   }
+}
+
+/** CPU seconds a process has used so far (null: gone). */
+export function cpuSecondsOf(pid: number): number | null {
+  const s = cpuSplitOf(pid);
+  return s && s.user + s.kernel;
 }
 
 /** Pids `pgrep` finds with these arguments (`['-x', 'postgres']`, `['-f', 'kafka.Kafka']`). */
@@ -31,11 +37,16 @@ export function machineBusySeconds(): number {
 
 /**
  * Starts measuring: each group lists its pids at the start and at the end (processes started
- * meanwhile count whole; processes that ended meanwhile are lost). `stop()` gives CPU seconds per group and the machine's busy CPU seconds (all processes).
+ * meanwhile count whole; processes that ended meanwhile are lost). `stop()` gives CPU seconds per group, the
+ * part of them spent in the kernel (system calls: sockets, disk; a V8 profile cannot tell it from a
+ * thread waiting for a core, since it samples on wall time), and the machine's busy CPU seconds (all
+ * processes).
  */
 export function cpuMeter(groups: Record<string, () => number[]>) {
   const take = () =>
-    Object.fromEntries(Object.entries(groups).map(([g, list]) => [g, new Map(list().map((pid) => [pid, cpuSecondsOf(pid) ?? 0]))]));
+    Object.fromEntries(
+      Object.entries(groups).map(([g, list]) => [g, new Map(list().map((pid) => [pid, cpuSplitOf(pid) ?? { user: 0, kernel: 0 }]))]),
+    );
   const start = take();
   const busy0 = machineBusySeconds();
   const t0 = performance.now();
@@ -43,10 +54,25 @@ export function cpuMeter(groups: Record<string, () => number[]>) {
     stop() {
       const seconds = (performance.now() - t0) / 1000;
       const machineBusy = machineBusySeconds() - busy0;
-      const used = Object.fromEntries(
-        Object.entries(take()).map(([g, m]) => [g, [...m].reduce((s, [pid, c]) => s + c - (start[g].get(pid) ?? 0), 0)]),
-      );
-      return { seconds, cores: availableParallelism(), used, machineBusy };
+      const end = Object.entries(take());
+      const sum = (part: (c: { user: number; kernel: number }) => number) =>
+        Object.fromEntries(
+          end.map(([g, m]) => [g, [...m].reduce((s, [pid, c]) => s + part(c) - part(start[g].get(pid) ?? { user: 0, kernel: 0 }), 0)]),
+        );
+      const used = sum((c) => c.user + c.kernel);
+      const kernel = sum((c) => c.kernel);
+      return { seconds, cores: availableParallelism(), used, kernel, machineBusy };
     },
   };
 }
+
+/** Per group, the share of its CPU spent in the kernel, in % (groups that used none left out). */
+export function kernelShares(m: { used: Record<string, number>; kernel: Record<string, number> }): Record<string, number> {
+  return Object.fromEntries(Object.entries(m.used).flatMap(([g, u]) => (u > 0 ? [[g, Math.round((100 * m.kernel[g]) / u)]] : [])));
+}
+
+/** `nodes 18%, postgres 30%` */
+export const sharesText = (shares: Record<string, number>) =>
+  Object.entries(shares)
+    .map(([g, v]) => `${g} ${v}%`)
+    .join(', ');

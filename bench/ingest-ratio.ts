@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { freePort, startProcessNode, type ProcessNode } from '../test/helpers/process-node.ts';
 import { deliverAll, makeDeliveries } from './webhook-load.ts';
-import { cpuMeter, pidsOf } from './cpu.ts';
+import { cpuMeter, kernelShares, pidsOf, sharesText } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { stackedBars } from './plot.ts';
 import { exitOnSignals } from '../test/helpers/children.ts';
@@ -39,6 +39,8 @@ interface Row {
   'p99 ms': string;
   stored: number;
   'µs/event': Record<string, number>;
+  /** Per process group, the share of its CPU spent in the kernel (%). */
+  kernel: Record<string, number>;
   'machine µs/event': number;
   'WAL B/event': number;
   'FPI/kev': number;
@@ -95,6 +97,7 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
     stored: await count(dbUrl),
     'µs/event': Object.fromEntries(Object.entries(m.used).map(([g, s]) => [g, us(s)])),
     'machine µs/event': us(m.machineBusy),
+    kernel: kernelShares(m),
     'WAL B/event': Math.round((wal1.bytes - wal0.bytes) / measured),
     'FPI/kev': Math.round(((wal1.fpi - wal0.fpi) * 1000) / measured),
     // Every transaction committed in the cluster, read-only ones and the relays' polls included.
@@ -214,7 +217,7 @@ console.log(
 );
 console.table(
   rows.map((r) => {
-    const { 'µs/event': parts, ...rest } = r;
+    const { 'µs/event': parts, kernel: _, ...rest } = r;
     return { ...rest, ...Object.fromEntries(Object.entries(parts).map(([g, v]) => [`${g} µs/ev`, v])) };
   }),
 );
@@ -226,6 +229,7 @@ for (const r of rows.filter((x) => x.path.startsWith('service')))
     r.path.includes('Kafka') ? '≥ 0.6' : '≥ 0.8',
     r['ratio to floor + claims'] ? `; ${r['ratio to floor + claims']} × the floor with identity claims` : '',
   );
+for (const r of rows) console.log("%s: share of each process group's CPU spent in the kernel: %s", r.path, sharesText(r.kernel));
 console.log(
   'plot: %s',
   await stackedBars(

@@ -29,7 +29,7 @@ import { freePort, startProcessNode, type ProcessNode } from '../test/helpers/pr
 import { OutcomeTokens } from '../test/helpers/chain-market.ts';
 import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
-import { cpuMeter, pidsOf } from './cpu.ts';
+import { cpuMeter, kernelShares, pidsOf, sharesText } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { pct, rawRequestReply, warmBroker } from './kafka-echo.ts';
 import { openLoopInProcess } from './open-loop-process.ts';
@@ -200,6 +200,8 @@ interface Row {
   p50: number;
   p99: number;
   cpu: Record<string, number>;
+  /** Per process group, the share of its CPU spent in the kernel (%). */
+  kernel?: Record<string, number>;
   machineUs: number;
   records: number | null;
   /** Kafka records per request by topic */
@@ -338,6 +340,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       p50: pct(lat, 0.5),
       p99: pct(lat, 0.99),
       cpu: Object.fromEntries(Object.entries(cpu.used).map(([k, v]) => [k, us(v)])),
+      kernel: kernelShares(cpu),
       machineUs: us(machine),
       records: records === null ? null : records / total,
       recordsByTopic: Object.fromEntries([...byTopic].filter(([, v]) => v >= 0.005).map(([k, v]) => [k, Number(v.toFixed(2))])),
@@ -493,6 +496,9 @@ for (const [r, floor] of [
     f1(r.singleFetch),
     JSON.stringify(Object.fromEntries(r.codes)),
   );
+console.log("floor: share of each process group's CPU spent in the kernel: %s", sharesText(kernelShares(floorCpu)));
+for (const r of [embedded, cluster])
+  if (r.kernel && r.rate) console.log("%s: share of each process group's CPU spent in the kernel: %s", r.path, sharesText(r.kernel));
 if (cluster.halfSlow) console.log('half rate (cluster): requests over 50 ms in each second of the run: %s', cluster.halfSlow.join(' '));
 if (cluster.recordsByTopic) console.log('Kafka records per request by topic (cluster): %s', JSON.stringify(cluster.recordsByTopic));
 console.log(
