@@ -123,6 +123,14 @@ export const placeOrder = z.object({
   granted: z
     .object({ amount: big, allowance: z.object({ delegate: z.string().min(1).max(64).nullable(), amount: big }).optional() })
     .optional(),
+  /**
+   * false: the sender did not read the ledger for the order (a signed order is placed once, ever).
+   * The book takes an order it does not remember as new only while it remembers every order it was
+   * ever given (BookState.complete); otherwise it answers CHECK_LEDGER (nothing decided) and the
+   * sender reads the ledger and asks again without it. Absent: the sender read the ledger first, as
+   * every sender did before this field.
+   */
+  ledgerChecked: z.literal(false).optional(),
 });
 /**
  * Gives the owner's wallet back the credit this book holds for it and no order uses (a refusal for
@@ -262,7 +270,8 @@ export type RejectCode =
   | 'DUPLICATE_ORDER';
 
 export interface Rejection {
-  error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND';
+  /** CHECK_LEDGER: the sender is to read the ledger for the order and ask again (`ledgerChecked`). */
+  error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND' | 'CHECK_LEDGER';
   message: string;
 }
 

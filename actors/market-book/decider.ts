@@ -5,7 +5,7 @@
 import type { Decider, Decision } from '../../src/runtime/types.ts';
 import { decideConfigure } from './configure.ts';
 import { evolveBook, initialBook } from './evolve.ts';
-import { decidePlace, decideRelease } from './place.ts';
+import { decidePlace, decideRelease, ledgerFirst } from './place.ts';
 import { decideCancel, decideExpire, decideInvalidate, decideStartGame } from './removals.ts';
 import { decideUpdateTrade } from './settlement.ts';
 import { decideReleaseTokens, decideReserveTokens, decideSeeBalance } from './tokens.ts';
@@ -30,6 +30,16 @@ function placeHeld(d: Answer<'PlaceOrder'>, cmd: Extract<BookCommand, { type: 'P
     return { ...d, events: [...d.events, back] };
   }
   return cmd.warnings?.length ? { ...d, reply: { ...r, warnings: [...cmd.warnings, ...(r.warnings ?? [])] } } : d;
+}
+
+/**
+ * A duplicate that changed nothing is not remembered as answered: its idempotency key is the first
+ * order's (`place:<order>`), whose answer the inbox keeps, and a commit remembering a second answer
+ * under it would be refused whole (InboxSeen) and the partition rebuilt. A POST of an order placed
+ * before reaches the book since the front door no longer reads the ledger first (`ledgerChecked`).
+ */
+function notRemembered(d: Answer<'PlaceOrder'>): Answer<'PlaceOrder'> {
+  return 'error' in d.reply && d.reply.error === 'DUPLICATE_ORDER' && !d.events.length && !d.forward ? { ...d, final: false } : d;
 }
 
 /** Most order ids a cancel hands on to its wallet with its answer (a bigger cancel is answered by the book). */
@@ -65,7 +75,9 @@ export const marketBookDecider: Decider<BookState, BookCommand, BookEvent, BookR
   decide(state, cmd): Decision<BookEvent, BookReply> {
     switch (cmd.type) {
       case 'PlaceOrder':
-        return (askForCredit(state, cmd) ?? placeHeld(decidePlace(state, cmd), cmd)) satisfies Answer<'PlaceOrder'>;
+        return (ledgerFirst(state, cmd) ??
+          askForCredit(state, cmd) ??
+          notRemembered(placeHeld(decidePlace(state, cmd), cmd))) satisfies Answer<'PlaceOrder'>;
       case 'ReturnCredit':
         return decideReturnCredit(state, cmd) satisfies Answer<'ReturnCredit'>;
       case 'CancelOrders':

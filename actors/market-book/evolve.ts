@@ -27,6 +27,7 @@ export function initialBook(key: string): BookState {
     finished: new Map(),
     finishedRing: [],
     finishedPos: 0,
+    complete: true,
     nextSeq: 0,
     lastTrade: null,
     balances: new Map(),

@@ -1,6 +1,7 @@
 // The memory of recently finished orders (bounded ring, oldest evicted first): tells "already filled"
 // from "already cancelled" from "order not found", and catches duplicates. A ring of hashes plus a
-// Map keeps every step O(1) (evicting from the front of a Map would rescan its deleted slots).
+// Map keeps every step O(1) (evicting from the front of a Map would rescan its deleted slots). The
+// first eviction ends the book's `complete` memory (BookState.complete).
 import type { BookState, Finish } from './types.ts';
 
 /** How many finished order ids a market remembers. */
@@ -15,6 +16,7 @@ export function remember(s: BookState, hash: string, owner: string, how: Finish)
   } else {
     slot = s.finishedPos;
     const old = ring[slot];
+    s.complete = false; // an order let go: from now on, one not remembered may have been placed
     if (s.finished.get(old)?.slot === slot) s.finished.delete(old);
     ring[slot] = hash;
     s.finishedPos = (slot + 1) % FINISHED_CAP;

@@ -1,5 +1,6 @@
 // Placing an order: validation, the start-window delay, matching, and the events of the result;
 // and the release of delayed orders, placed one after another on a scratch copy of the book.
+import type { Decision } from '../../src/runtime/types.ts';
 import { feeOf, feeUnits, ONE, ONE_N, releaseOf, reservationOf } from './amounts.ts';
 import { dueAt } from './due.ts';
 import { ownerCount } from './owners.ts';
@@ -95,14 +96,32 @@ export function decidePlace(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> 
   return { events: [granted, ...r.events], reply: r.reply };
 }
 
+/** Whether this book knows the order: live, held, or finished and still remembered. */
+const known = (s: BookState, hash: string) => s.orders.has(hash) || s.finished.has(hash) || (s.held.size > 0 && s.held.has(hash));
+
+/**
+ * An order its sender did not look up in the ledger (`ledgerChecked: false`) and this book does not
+ * know: new while the book remembers every order it was ever given (BookState.complete); otherwise
+ * the sender is to read the ledger and ask again (CHECK_LEDGER: nothing decided, and not remembered
+ * as answered, so the same ask may come again). Before anything else: a BUY short of credit would be
+ * handed on to its wallet, and comes back `granted`, past this check.
+ */
+export function ledgerFirst(s: BookState, cmd: PlaceOrder): Decision<BookEvent, Rejection> | null {
+  if (cmd.ledgerChecked !== false || cmd.granted || cmd.held || s.complete || known(s, cmd.order.hash)) return null;
+  return {
+    events: [],
+    reply: reject('CHECK_LEDGER', `this book does not remember every order it was given: read the ledger for ${cmd.order.hash}`),
+    final: false,
+  };
+}
+
 function place(s: BookState, cmd: PlaceOrder): Decided<PlaceReply> {
   const m = s.market;
   if (!m) return { events: [], reply: reject('MARKET_NOT_FOUND', `no market ${s.key} on this book`) };
   const o = cmd.order;
   const bad = validateOrder(m, o, cmd.now);
   if (bad) return { events: [], reply: bad };
-  if (s.orders.has(o.hash) || s.finished.has(o.hash) || (s.held.size > 0 && s.held.has(o.hash)))
-    return { events: [], reply: reject('DUPLICATE_ORDER', `order ${o.hash} was placed before`) };
+  if (known(s, o.hash)) return { events: [], reply: reject('DUPLICATE_ORDER', `order ${o.hash} was placed before`) };
   // One wallet cannot flood a book: at its cap only orders that never rest (FOK) are taken.
   const maxOpen = typeof cmd.maxOpenOrders === 'number' ? cmd.maxOpenOrders : null;
   if (maxOpen !== null && o.orderType !== 'FOK' && ownerCount(s, o.maker.toLowerCase()) >= maxOpen) {

@@ -36,6 +36,8 @@ export interface BookSnapshot {
     tradeId: string | null;
   }>;
   finished: Array<[hash: string, owner: string, how: Finish]>;
+  /** BookState.complete (absent in snapshots from before: not complete, since nothing said so). */
+  complete?: boolean;
   lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
   /** Outcome token balances as last seen, [owner, asset, balance] (absent in snapshots from before). */
   balances?: Array<[owner: string, asset: string, balance: BalanceJson]>;
@@ -91,6 +93,7 @@ export function toSnapshot(s: BookState): BookSnapshot {
       tradeId: h.tradeId,
     })),
     finished: finishedList(s),
+    ...(s.complete ? { complete: true } : {}),
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
     ...(s.balances.size ? { balances: balancesOut(s) } : {}),
     ...(s.reserves.size ? { reserves: reservesOut(s) } : {}),
@@ -142,6 +145,7 @@ export function fromSnapshot(json: unknown): BookState {
     addOwner(s, order.owner.toLowerCase(), order.hash);
   }
   for (const [hash, owner, how] of j.finished) remember(s, hash, owner, how);
+  s.complete = j.complete === true;
   s.lastTrade = j.lastTrade ? { ...j.lastTrade, size: BigInt(j.lastTrade.size) } : null;
   for (const [owner, asset, b] of j.balances ?? []) {
     let m = s.balances.get(owner);

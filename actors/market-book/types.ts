@@ -311,6 +311,13 @@ export interface BookState {
   finished: Map<string, { owner: string; how: Finish; slot: number }>;
   finishedRing: string[];
   finishedPos: number;
+  /**
+   * This book remembers every order it was ever given (live, held, or in `finished`): true from its
+   * first command until its memory of finished orders lets one go (or when restored from a snapshot
+   * that does not say so). While true, an order it does not know was never placed (an order's hash
+   * names its token, hence its market): no ledger read is needed to refuse a duplicate.
+   */
+  complete: boolean;
   nextSeq: number;
   lastTrade: LastTrade | null;
   /** owner → outcome token → balance as last seen: what SELL orders with `holdTokens` are held against. */

@@ -6,7 +6,11 @@
 // one statement instead (DataLoader, scheduled on setImmediate). Whether an order was posted is
 // never cached; the market a token trades in is, for MARKET_TTL_MS (and forgotten at once when this
 // node edits the market): the book checks status, tick and size again itself, so a market closed
-// elsewhere a moment ago is still refused, by its book.
+// elsewhere a moment ago is still refused, by its book. With the market in memory, whether the
+// order was posted is not read at all unless the token's book lately asked for it: a book that
+// remembers every order it was given tells a duplicate itself (actors/market-book/place.ts,
+// `ledgerFirst`); one that does not answers CHECK_LEDGER, and the ledger is read then, and first
+// for that token's orders for READ_FIRST_MS.
 import DataLoader from 'dataloader';
 import { CONFIG_COLUMNS, toConfig, type MarketConfig } from './catalog.ts';
 
@@ -27,6 +31,8 @@ export interface OrderRow {
 
 /** How long the market a token trades in is taken from memory before it is read again. */
 export const MARKET_TTL_MS = 1_000;
+/** After a book asked for a ledger read (CHECK_LEDGER), how long its token's orders are read first. */
+export const READ_FIRST_MS = 60_000;
 /** Most tokens remembered (a catalog bigger than this is read more often, not wrongly). */
 const MAX_TOKENS = 100_000;
 
@@ -83,6 +89,8 @@ export class OrderIndex {
 
   /** The market of each token lately read, and when. */
   private readonly markets = new Map<string, { market: MarketConfig; at: number }>();
+  /** Tokens whose book lately asked for a ledger read: until when their orders are read first. */
+  private readonly readFirst = new Map<string, number>();
 
   /** `reader`: the hot reads' prepared statements; without one, plain queries. */
   constructor(
@@ -109,17 +117,37 @@ export class OrderIndex {
     });
   }
 
-  /** Whether the ledger already holds `orderId`, and the market that trades `tokenId` (null: none). */
-  async forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean; market: MarketConfig | null }> {
+  /**
+   * The market that trades `tokenId` (null: none) and whether the ledger already holds `orderId`;
+   * `seen` undefined: not read (the market was in memory and its book tells duplicates itself: the
+   * order goes with `ledgerChecked: false`).
+   */
+  async forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean | undefined; market: MarketConfig | null }> {
     const known = this.markets.get(tokenId);
-    // The market lately read: only whether the order was posted (the cancels' statement, shared).
-    if (known && Date.now() - known.at < this.marketTtlMs) return { seen: (await this.rows.load(orderId)) !== null, market: known.market };
+    if (known && Date.now() - known.at < this.marketTtlMs) {
+      const until = this.readFirst.get(tokenId);
+      if (until !== undefined && until <= Date.now()) this.readFirst.delete(tokenId);
+      if (until === undefined || until <= Date.now()) return { seen: undefined, market: known.market };
+      // Its book asked lately: whether the order was posted (the cancels' statement, shared).
+      return { seen: await this.posted(orderId), market: known.market };
+    }
     const r = await this.seen.load({ orderId, tokenId });
     if (r.market) {
       if (this.markets.size >= MAX_TOKENS) this.markets.clear();
       this.markets.set(tokenId, { market: r.market, at: Date.now() });
     }
     return r;
+  }
+
+  /** Whether the ledger holds `orderId` (by its key; the reads of one turn share a statement). */
+  async posted(orderId: string): Promise<boolean> {
+    return (await this.rows.load(orderId)) !== null;
+  }
+
+  /** The book of `tokenId` asked for a ledger read (CHECK_LEDGER): its orders are read first for a while. */
+  readLedgerFirst(tokenId: string): void {
+    if (this.readFirst.size >= MAX_TOKENS) this.readFirst.clear();
+    this.readFirst.set(tokenId, Date.now() + READ_FIRST_MS);
   }
 
   /** Forgets what is remembered of a market (this node just changed it). */

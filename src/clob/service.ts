@@ -73,7 +73,10 @@ export class ClobService {
     const hash = orderHash(order);
     if (!verifyOrderSignature(order, hash)) throw reject('INVALID_SIGNATURE', 'the signature does not match the order hash and signer');
     const id = orderId(hash);
-    // A signed order is placed once, ever: the ledger remembers every order (the book only recent ones).
+    // A signed order is placed once, ever: the ledger remembers every order; a book every order it
+    // was given until it first lets a finished one go (BookState.complete). With the token's market
+    // in memory the ledger is not read here (`seen` undefined): the book refuses a duplicate it
+    // knows, and asks for the read (CHECK_LEDGER) when it may have forgotten the order.
     const { seen, market } = await this.d.orders.forOrder(order.tokenId, id);
     if (seen) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
     if (!market) throw reject('MARKET_NOT_FOUND', `no market trades token ${order.tokenId}`);
@@ -120,7 +123,14 @@ export class ClobService {
       },
     };
     const o = { id, asset, mint, amount, market: market.condition_id };
-    const reply = order.side === 'SELL' ? await this.sell(wallet, o, book) : await this.buy(wallet, o, book);
+    const send = (cmd: Record<string, unknown>) => (order.side === 'SELL' ? this.sell(wallet, o, cmd) : this.buy(wallet, o, cmd));
+    let reply = await send(seen === undefined ? { ...book, ledgerChecked: false } : book);
+    if ('error' in reply && reply.error === 'CHECK_LEDGER') {
+      // Nothing was decided (nor remembered as answered): the same asks, once the ledger is read.
+      this.d.orders.readLedgerFirst(order.tokenId);
+      if (await this.d.orders.posted(id)) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
+      reply = await send(book);
+    }
     if ('ok' in reply) {
       if (reply.ok) throw new Error('the wallet held the order but did not hand it on'); // a wallet that fits always forwards
       if (reply.code === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reply.message);

@@ -2,7 +2,8 @@
 // PostgreSQL: the reads asked in one event-loop turn share one statement, and each still gets its
 // own answer (an order already posted, a new one, a token no market trades; the rows a cancel
 // names, unknown ids left out; one order alone by its key); a token's market is read again only
-// after a while, or at once once this node edited it.
+// after a while, or at once once this node edited it; with it in memory, whether an order was posted
+// is read only for a while after its book asked for it (CHECK_LEDGER).
 import test, { type ExecutionContext } from 'ava';
 import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
 import { openReader } from '../../../src/store/reader.ts';
@@ -62,8 +63,9 @@ for (const engine of ['pglite', 'postgresql'] as const) {
     t.false(noMarket.seen);
     t.is(noMarket.market, null);
     t.is(freshNo.market?.no_token_id, NO);
-    // A later turn is a statement of its own, and sees what was written meanwhile (nothing cached).
-    t.false((await index.forOrder(YES, FRESH)).seen);
+    // A later turn is a statement of its own, and sees what was written meanwhile (a token no market
+    // trades is not remembered).
+    t.deepEqual(await index.forOrder('Unknown111111111111111111111111111111111111', POSTED), { seen: true, market: null });
     t.is(sent.length, 2);
   });
 
@@ -79,15 +81,24 @@ for (const engine of ['pglite', 'postgresql'] as const) {
     t.deepEqual(sent, ['clob_order_rows', 'clob_order_row', 'clob_order_row']);
   });
 
-  test(`${engine}: a token's market comes from memory for a while, only whether the order was posted is read; an edit forgets it`, async (t) => {
+  test(`${engine}: a token's market comes from memory for a while, whether the order was posted only once its book asked; an edit forgets it`, async (t) => {
     const { index, sent } = await stand(t, engine, 60_000); // (a TTL no slow run outlives)
     t.false((await index.forOrder(YES, FRESH)).seen);
+    // The market in memory: nothing read, the order's book tells a duplicate itself.
+    t.deepEqual(await index.forOrder(YES, POSTED), { seen: undefined, market: (await index.forOrder(YES, FRESH)).market });
+    t.is((await index.forOrder(YES, POSTED)).market?.condition_id, 'm1');
+    t.deepEqual(sent, ['clob_orders_seen']);
+    // Its book asked for the ledger (CHECK_LEDGER): read, for this token's orders, first.
+    t.true(await index.posted(POSTED));
+    index.readLedgerFirst(YES);
     const posted = await index.forOrder(YES, POSTED);
     t.true(posted.seen);
     t.is(posted.market?.condition_id, 'm1');
     t.false((await index.forOrder(YES, FRESH)).seen);
+    t.is((await index.forOrder(NO, FRESH)).seen, false, 'another token: its market read with the order');
+    t.is((await index.forOrder(NO, FRESH)).seen, undefined);
     // One order alone is read by its key (a statement of its own), not as a list.
-    t.deepEqual(sent, ['clob_orders_seen', 'clob_order_row', 'clob_order_row']);
+    t.deepEqual(sent, ['clob_orders_seen', 'clob_order_row', 'clob_order_row', 'clob_order_row', 'clob_orders_seen']);
     index.forgetMarket('M1');
     t.is((await index.forOrder(YES, FRESH)).market?.condition_id, 'm1');
     t.is(sent.at(-1), 'clob_orders_seen');

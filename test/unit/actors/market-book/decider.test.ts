@@ -1216,3 +1216,61 @@ test("a BUY's collateral out of its wallet's credit on the book: short, it goes 
   t.is(dup.reply.error, 'DUPLICATE_ORDER');
   t.deepEqual(types(dup.events), ['CreditGranted']);
 });
+
+test('an order the sender did not look up: new while the book remembers every order, else CHECK_LEDGER', (t) => {
+  const b = book();
+  const unchecked = { ledgerChecked: false } as const;
+  t.true(b.s.complete, 'a new book remembers every order it was given');
+  const o = order('a', 'YES', 'BUY', 0.5, 10);
+  t.is(place(b, o, unchecked).reply.status, 'live');
+  // A duplicate it knows: refused, and not remembered as answered (the first order's answer keeps its key).
+  const dup = place(b, o, unchecked);
+  t.is(dup.reply.error, 'DUPLICATE_ORDER');
+  t.is((dup as { final?: boolean }).final, false);
+  b.send({ type: 'CancelOrders', owner: 'a', orderIds: [o.hash], now: 1001 });
+  t.is(place(b, o, unchecked).reply.error, 'DUPLICATE_ORDER', 'a finished order is remembered');
+  // Its memory of finished orders lets the first one go: from then on, an order it does not know
+  // may have been placed before, and the sender is asked to read the ledger (nothing decided).
+  const first = order('a', 'YES', 'BUY', 0.1, 1);
+  place(b, first);
+  b.send({ type: 'CancelOrders', owner: 'a', orderIds: [first.hash], now: 2000 });
+  for (let i = 0; i < FINISHED_CAP; i++) {
+    const x = order('a', 'YES', 'BUY', 0.1, 1);
+    place(b, x);
+    b.send({ type: 'CancelOrders', owner: 'a', orderIds: [x.hash], now: 2000 });
+    if (i === FINISHED_CAP - 3) t.true(b.s.complete, 'full, nothing let go yet');
+  }
+  t.false(b.s.complete);
+  const before = JSON.stringify(toSnapshot(b.s));
+  const again = place(b, first, unchecked);
+  t.deepEqual([again.reply.error, again.events, (again as { final?: boolean }).final], ['CHECK_LEDGER', [], false]);
+  t.is(JSON.stringify(toSnapshot(b.s)), before, 'nothing changed');
+  const fresh = order('a', 'YES', 'BUY', 0.5, 10);
+  t.is(place(b, fresh, unchecked).reply.error, 'CHECK_LEDGER', 'a new order too: the book cannot tell');
+  // Asked again once the sender read the ledger (no `ledgerChecked`): decided as before.
+  t.is(place(b, fresh).reply.status, 'live');
+  t.is(place(b, fresh, unchecked).reply.error, 'DUPLICATE_ORDER', 'one it knows is still refused by itself');
+  // Handed back by its wallet with credit (`granted`) or held by it (`held`): looked up on the way in.
+  t.not(place(b, order('a', 'YES', 'BUY', 0.5, 10), { ...unchecked, held: true }).reply.error, 'CHECK_LEDGER');
+});
+
+test("a book's complete memory survives its snapshot; one from before says nothing and is not complete", (t) => {
+  const b = book();
+  place(b, order('a', 'YES', 'BUY', 0.5, 10));
+  const snap = JSON.parse(JSON.stringify(toSnapshot(b.s)));
+  t.true(snap.complete);
+  t.true(fromSnapshot(snap).complete);
+  delete snap.complete;
+  const old = fromSnapshot(snap);
+  t.false(old.complete);
+  const r = D.decide(old, {
+    type: 'PlaceOrder',
+    order: order('a', 'YES', 'BUY', 0.5, 10),
+    now: 1000,
+    mintMerge: true,
+    distortionBound: 1_000_000,
+    ledgerChecked: false,
+  });
+  t.is((r.reply as { error?: string }).error, 'CHECK_LEDGER');
+  t.false('complete' in toSnapshot(old), 'written only when true');
+});
