@@ -33,6 +33,8 @@ export interface OrderRow {
 export const MARKET_TTL_MS = 1_000;
 /** After a book asked for a ledger read (CHECK_LEDGER), how long its token's orders are read first. */
 export const READ_FIRST_MS = 60_000;
+/** Most orders placed through this node remembered with their market (the oldest go first). */
+const MAX_PLACED = 100_000;
 /** Most tokens remembered (a catalog bigger than this is read more often, not wrongly). */
 const MAX_TOKENS = 100_000;
 
@@ -91,6 +93,8 @@ export class OrderIndex {
   private readonly markets = new Map<string, { market: MarketConfig; at: number }>();
   /** Tokens whose book lately asked for a ledger read: until when their orders are read first. */
   private readonly readFirst = new Map<string, number>();
+  /** Orders placed through this node and the market each trades in (an order's market never changes). */
+  private readonly placedHere = new Map<string, string>();
 
   /** `reader`: the hot reads' prepared statements; without one, plain queries. */
   constructor(
@@ -153,6 +157,29 @@ export class OrderIndex {
   /** Forgets what is remembered of a market (this node just changed it). */
   forgetMarket(conditionId: string): void {
     for (const [token, m] of this.markets) if (m.market.condition_id === conditionId.toLowerCase()) this.markets.delete(token);
+  }
+
+  /** An order this node placed (answered as placed): a cancel of it is routed without a read. */
+  placed(orderId: string, market: string): void {
+    if (this.placedHere.size >= MAX_PLACED) this.placedHere.delete(this.placedHere.keys().next().value!);
+    this.placedHere.set(orderId, market);
+  }
+
+  /**
+   * The market of each order: those placed through this node from memory, the others from their
+   * rows (`rows`: what was read; unknown ids are in neither).
+   */
+  async marketsOf(ids: string[]): Promise<{ markets: Map<string, string>; rows: Map<string, OrderRow> }> {
+    const markets = new Map<string, string>();
+    const unread: string[] = [];
+    for (const id of ids) {
+      const m = this.placedHere.get(id);
+      if (m) markets.set(id, m);
+      else unread.push(id);
+    }
+    const rows = unread.length ? await this.rowsOf(unread) : new Map<string, OrderRow>();
+    for (const [id, r] of rows) markets.set(id, r.market);
+    return { markets, rows };
   }
 
   /** The rows of these orders that the ledger holds, by id. */

@@ -140,6 +140,7 @@ export class ClobService {
     if ('error' in reply && reply.error === 'BALANCE_UNKNOWN') throw unavailable('balance_unavailable', reply.message);
     if ('error' in reply)
       throw reject(reply.error === 'INVALID_COMMAND' || reply.error === 'INVALID_MARKET' ? 'INVALID_ORDER' : reply.error, reply.message);
+    this.d.orders.placed(id, market.condition_id); // a cancel of it is routed from memory
     return {
       success: true,
       errorMsg: '',
@@ -295,12 +296,16 @@ export class ClobService {
     const canceled: string[] = [];
     const notCanceled: Record<string, string> = {};
     const byMarket = new Map<string, string[]>();
-    const known = new Map<string, { market: string; owner_lc: string; status: string }>();
+    let known = new Map<string, { market: string; owner_lc: string; status: string }>();
+    const fromMemory = new Set<string>();
     if (sel.ids) {
       const ids = [...new Set(sel.ids)];
-      for (const [id, r] of ids.length ? await this.d.orders.rowsOf(ids) : []) known.set(id, r);
+      // Orders placed through this node are routed from memory; the others by their rows.
+      const where = ids.length ? await this.d.orders.marketsOf(ids) : { markets: new Map<string, string>(), rows: known };
+      known = where.rows;
+      for (const id of where.markets.keys()) if (!known.has(id)) fromMemory.add(id);
       for (const id of ids) {
-        const m = known.get(id)?.market;
+        const m = where.markets.get(id);
         if (!m) {
           notCanceled[id] = 'order not found';
           continue;
@@ -341,7 +346,10 @@ export class ClobService {
     }
     if (unreleased.length) await this.releaseHolds(wallet, unreleased);
     // A book remembers only its recent finished orders; for an older one it says "order not
-    // found", but the ledger still knows the order: answer from its row.
+    // found", but the ledger still knows the order: answer from its row (read now for an order
+    // routed from memory).
+    const unread = Object.entries(notCanceled).flatMap(([id, reason]) => (reason === 'order not found' && fromMemory.has(id) ? [id] : []));
+    if (unread.length) for (const [id, r] of await this.d.orders.rowsOf(unread)) known.set(id, r);
     for (const [id, reason] of Object.entries(notCanceled)) {
       const row = known.get(id);
       if (reason !== 'order not found' || !row || row.status === 'LIVE' || row.status === 'DELAYED') continue;

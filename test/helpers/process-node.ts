@@ -7,15 +7,32 @@ import { ownChild } from './children.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+const handed = new Set<number>();
+
+/** Whether a server can listen on `port` on loopback right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free port below the kernel's ephemeral range (32768–60999 on Linux): a node killed and
+ * started again on its port (the chaos run) could find one from `listen(0)` taken meanwhile by
+ * some process's outgoing connection, which the kernel numbers from that range ("port … is already
+ * in use", seen with other suites running beside the chaos run). Random, so that tests running at
+ * once rarely try the same one; each is checked by listening on it.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 500; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handed.has(port) || !(await canListen(port))) continue;
+    handed.add(port); // never handed twice by one process (two calls before either listens)
+    return port;
+  }
+  throw new Error('no free port found in 20000–31999');
 }
 
 export interface ProcessNode {

@@ -104,6 +104,20 @@ for (const engine of ['pglite', 'postgresql'] as const) {
     t.is(sent.at(-1), 'clob_orders_seen');
   });
 
+  test(`${engine}: the market of an order placed through this node comes from memory, the others from their rows`, async (t) => {
+    const { index, sent } = await stand(t, engine);
+    const HERE = `0x${'c'.repeat(64)}`;
+    index.placed(HERE, 'm9');
+    const alone = await index.marketsOf([HERE]);
+    t.deepEqual([...alone.markets], [[HERE, 'm9']]);
+    t.is(alone.rows.size, 0);
+    t.deepEqual(sent, [], 'nothing read');
+    const mixed = await index.marketsOf([HERE, POSTED, FRESH]);
+    t.deepEqual(Object.fromEntries(mixed.markets), { [HERE]: 'm9', [POSTED]: 'm1' });
+    t.deepEqual([...mixed.rows.keys()], [POSTED]);
+    t.is(sent.length, 1, 'the others in one statement');
+  });
+
   test(`${engine}: a token's market is read again once it is older than the TTL`, async (t) => {
     const { index, sent } = await stand(t, engine, 50);
     await index.forOrder(NO, FRESH);
