@@ -186,6 +186,12 @@ export function createMetrics(nodeId: string, defaults = true) {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const ledgerReads = new Counter({
+    name: 'clob_order_ledger_reads_total',
+    help: 'Orders looked up in the ledger (posted before?): before their ask, or asked by their book (book_forgets: it no longer remembers every order; book_filter: its filter of orders let go says maybe)',
+    labelNames: ['why'],
+    registers: [registry],
+  });
   const heartbeatExpiries = new Counter({
     name: 'clob_heartbeat_expiries_total',
     help: 'Wallets whose heartbeats stopped (cancel-on-disconnect runs)',
@@ -256,6 +262,7 @@ export function createMetrics(nodeId: string, defaults = true) {
       heartbeatCancels.inc(cancelled);
     },
     settlement: countSettlement,
+    ledgerRead: (why: string) => ledgerReads.inc({ why }),
     readCache: { hit: () => readCache.inc({ outcome: 'hit' }), miss: () => readCache.inc({ outcome: 'miss' }) },
     runtime: {
       batch: (topic: string, n: number, ms: number) => {

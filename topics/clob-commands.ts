@@ -126,8 +126,9 @@ export const placeOrder = z.object({
   /**
    * false: the sender did not read the ledger for the order (a signed order is placed once, ever).
    * The book takes an order it does not remember as new only while it remembers every order it was
-   * ever given (BookState.complete); otherwise it answers CHECK_LEDGER (nothing decided) and the
-   * sender reads the ledger and asks again without it. Absent: the sender read the ledger first, as
+   * ever given (BookState.complete) and its filter of the finished orders it let go does not say it
+   * may have had this one; otherwise it answers CHECK_LEDGER (nothing decided) and the sender reads
+   * the ledger and asks again without it. Absent: the sender read the ledger first, as
    * every sender did before this field.
    */
   ledgerChecked: z.literal(false).optional(),
@@ -273,6 +274,12 @@ export interface Rejection {
   /** CHECK_LEDGER: the sender is to read the ledger for the order and ask again (`ledgerChecked`). */
   error: RejectCode | 'INVALID_MARKET' | 'INVALID_COMMAND' | 'CHECK_LEDGER';
   message: string;
+  /**
+   * CHECK_LEDGER only: 'order' when only this order may have been given to the book before (its
+   * let-go filter says "maybe"), 'book' (or absent, from a book of an earlier version) when the
+   * book no longer remembers every order it was given: its next unknown orders will ask as well.
+   */
+  scope?: 'order' | 'book';
 }
 
 /** The market as the book keeps it. */

@@ -28,6 +28,7 @@ export function initialBook(key: string): BookState {
     finishedRing: [],
     finishedPos: 0,
     complete: true,
+    letGo: null,
     nextSeq: 0,
     lastTrade: null,
     balances: new Map(),

@@ -1,7 +1,9 @@
 // The memory of recently finished orders (bounded ring, oldest evicted first): tells "already filled"
 // from "already cancelled" from "order not found", and catches duplicates. A ring of hashes plus a
 // Map keeps every step O(1) (evicting from the front of a Map would rescan its deleted slots). The
-// first eviction ends the book's `complete` memory (BookState.complete).
+// orders it evicts go to the book's let-go filter (let-go.ts), which keeps it complete
+// (BookState.complete) until the filter is full.
+import { addLetGo, emptyLetGo } from './let-go.ts';
 import type { BookState, Finish } from './types.ts';
 
 /** How many finished order ids a market remembers. */
@@ -16,7 +18,11 @@ export function remember(s: BookState, hash: string, owner: string, how: Finish)
   } else {
     slot = s.finishedPos;
     const old = ring[slot];
-    s.complete = false; // an order let go: from now on, one not remembered may have been placed
+    // An order let go: kept in the filter while it has room; beyond, one not remembered may have been placed.
+    if (s.complete && !addLetGo((s.letGo ??= emptyLetGo()), old)) {
+      s.complete = false;
+      s.letGo = null;
+    }
     if (s.finished.get(old)?.slot === slot) s.finished.delete(old);
     ring[slot] = hash;
     s.finishedPos = (slot + 1) % FINISHED_CAP;

@@ -8,6 +8,7 @@ import { holdTokens, type TokenHold } from './tokens.ts';
 import { holdCredit, type CreditHold } from './credit.ts';
 import { evolveBook } from './evolve.ts';
 import { cloneBook } from './snapshot.ts';
+import { mayHaveLetGo } from './let-go.ts';
 import { sweep, type Fill } from './sweep.ts';
 import {
   BUY,
@@ -101,16 +102,20 @@ const known = (s: BookState, hash: string) => s.orders.has(hash) || s.finished.h
 
 /**
  * An order its sender did not look up in the ledger (`ledgerChecked: false`) and this book does not
- * know: new while the book remembers every order it was ever given (BookState.complete); otherwise
- * the sender is to read the ledger and ask again (CHECK_LEDGER: nothing decided, and not remembered
- * as answered, so the same ask may come again). Before anything else: a BUY short of credit would be
+ * know: new while the book remembers every order it was ever given (BookState.complete) and its
+ * let-go filter does not say it may have had it; otherwise the sender is to read the ledger and ask
+ * again (CHECK_LEDGER: nothing decided, and not remembered as answered, so the same ask may come
+ * again), for this order alone after a filter's "maybe" (scope 'order'), for every order of the
+ * book while it is not complete (scope 'book'). Before anything else: a BUY short of credit would be
  * handed on to its wallet, and comes back `granted`, past this check.
  */
 export function ledgerFirst(s: BookState, cmd: PlaceOrder): Decision<BookEvent, Rejection> | null {
-  if (cmd.ledgerChecked !== false || cmd.granted || cmd.held || s.complete || known(s, cmd.order.hash)) return null;
+  if (cmd.ledgerChecked !== false || cmd.granted || cmd.held || known(s, cmd.order.hash)) return null;
+  if (s.complete && !(s.letGo && mayHaveLetGo(s.letGo, cmd.order.hash))) return null;
+  const why = s.complete ? 'may have been given' : 'does not remember every order it was given';
   return {
     events: [],
-    reply: reject('CHECK_LEDGER', `this book does not remember every order it was given: read the ledger for ${cmd.order.hash}`),
+    reply: { ...reject('CHECK_LEDGER', `this book ${why}: read the ledger for ${cmd.order.hash}`), scope: s.complete ? 'order' : 'book' },
     final: false,
   };
 }

@@ -6,6 +6,7 @@ import { book, emptyBest, emptyLadders } from './ladder.ts';
 import { initialBook, toBookOrder } from './evolve.ts';
 import { trackResting } from './due.ts';
 import { finishedList, remember } from './finished.ts';
+import { letGoIn, letGoOut, type LetGoJson } from './let-go.ts';
 import { addOwner } from './owners.ts';
 import type { BookState, Finish, Market, OrderData, TokenBalance } from './types.ts';
 
@@ -38,6 +39,8 @@ export interface BookSnapshot {
   finished: Array<[hash: string, owner: string, how: Finish]>;
   /** BookState.complete (absent in snapshots from before: not complete, since nothing said so). */
   complete?: boolean;
+  /** BookState.letGo (let-go.ts), present only with `complete` and after the book's first eviction. */
+  letGo?: LetGoJson;
   lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
   /** Outcome token balances as last seen, [owner, asset, balance] (absent in snapshots from before). */
   balances?: Array<[owner: string, asset: string, balance: BalanceJson]>;
@@ -94,6 +97,7 @@ export function toSnapshot(s: BookState): BookSnapshot {
     })),
     finished: finishedList(s),
     ...(s.complete ? { complete: true } : {}),
+    ...(s.complete && s.letGo ? { letGo: letGoOut(s.letGo) } : {}),
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
     ...(s.balances.size ? { balances: balancesOut(s) } : {}),
     ...(s.reserves.size ? { reserves: reservesOut(s) } : {}),
@@ -146,6 +150,7 @@ export function fromSnapshot(json: unknown): BookState {
   }
   for (const [hash, owner, how] of j.finished) remember(s, hash, owner, how);
   s.complete = j.complete === true;
+  s.letGo = s.complete && j.letGo ? letGoIn(j.letGo) : null;
   s.lastTrade = j.lastTrade ? { ...j.lastTrade, size: BigInt(j.lastTrade.size) } : null;
   for (const [owner, asset, b] of j.balances ?? []) {
     let m = s.balances.get(owner);

@@ -4,6 +4,7 @@
 // collateral per 1 unit of token (0 < price < 1_000_000); times are ms since the epoch except
 // `expiration`, which is unix seconds as in the signed order.
 
+import type { LetGo } from './let-go.ts';
 import type { LastTrade, Market, OrderType, SettlementStatus, Side } from '../../topics/clob-commands.ts';
 
 // The commands and their replies are the topic's (topics/clob-commands.ts): the book decides what the wire carries.
@@ -312,12 +313,14 @@ export interface BookState {
   finishedRing: string[];
   finishedPos: number;
   /**
-   * This book remembers every order it was ever given (live, held, or in `finished`): true from its
-   * first command until its memory of finished orders lets one go (or when restored from a snapshot
-   * that does not say so). While true, an order it does not know was never placed (an order's hash
-   * names its token, hence its market): no ledger read is needed to refuse a duplicate.
+   * This book remembers every order it was ever given (live, held, in `finished`, or in `letGo`):
+   * true from its first command until `letGo` is full (or when restored from a snapshot that does
+   * not say so). While true, an order it does not know and `letGo` does not hold was never placed
+   * (an order's hash names its token, hence its market): no ledger read is needed to refuse a duplicate.
    */
   complete: boolean;
+  /** The orders `finished` let go while complete (let-go.ts); null before the first, and once not complete. */
+  letGo: LetGo | null;
   nextSeq: number;
   lastTrade: LastTrade | null;
   /** owner → outcome token → balance as last seen: what SELL orders with `holdTokens` are held against. */

@@ -38,6 +38,8 @@ export interface ClobServiceDeps {
   /** CLOB_MAX_OPEN_ORDERS_PER_MARKET: live and held orders per wallet and market */
   maxOpenOrdersPerMarket?: number;
   log?: { warn(o: object, m: string): void };
+  /** Counts an order's ledger read: before its ask, or asked by its book (forgetful, or a filter's "maybe"). */
+  ledgerRead?(why: 'before_ask' | 'book_forgets' | 'book_filter'): void;
 }
 
 /** A rejection of POST /v1/order: `code` is one of contracts/clob.md's. */
@@ -78,6 +80,7 @@ export class ClobService {
     // in memory the ledger is not read here (`seen` undefined): the book refuses a duplicate it
     // knows, and asks for the read (CHECK_LEDGER) when it may have forgotten the order.
     const { seen, market } = await this.d.orders.forOrder(order.tokenId, id);
+    if (seen !== undefined) this.d.ledgerRead?.('before_ask');
     if (seen) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
     if (!market) throw reject('MARKET_NOT_FOUND', `no market trades token ${order.tokenId}`);
     if (market.status !== 'open') throw reject('MARKET_CLOSED', `market ${market.condition_id} is ${market.status}`);
@@ -126,8 +129,11 @@ export class ClobService {
     const send = (cmd: Record<string, unknown>) => (order.side === 'SELL' ? this.sell(wallet, o, cmd) : this.buy(wallet, o, cmd));
     let reply = await send(seen === undefined ? { ...book, ledgerChecked: false } : book);
     if ('error' in reply && reply.error === 'CHECK_LEDGER') {
-      // Nothing was decided (nor remembered as answered): the same asks, once the ledger is read.
-      this.d.orders.readLedgerFirst(order.tokenId);
+      // Nothing was decided (nor remembered as answered): the same asks, once the ledger is read. A
+      // book that no longer remembers every order will ask for its next orders too: read first a while.
+      const scope = reply.scope ?? 'book';
+      this.d.ledgerRead?.(scope === 'order' ? 'book_filter' : 'book_forgets');
+      if (scope === 'book') this.d.orders.readLedgerFirst(order.tokenId);
       if (await this.d.orders.posted(id)) throw reject('DUPLICATE_ORDER', `order ${id} was already posted`);
       reply = await send(book);
     }

@@ -90,6 +90,7 @@ export async function clobModule(
     collateralMint,
     delegate: () => o.settlement.delegate,
     maxOpenOrdersPerMarket: cfg.maxOpenOrdersPerMarket,
+    ledgerRead: o.metrics.ledgerRead,
   });
   const clock = new BookClock({ db, reader: infra.reader, asker, bus, runtime: o.runtime, bookTopic: topics.book, log });
   const heartbeats = new HeartbeatClock({

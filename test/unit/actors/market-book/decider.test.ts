@@ -24,6 +24,8 @@ import {
   type OrderInput,
 } from '../../../../actors/market-book/index.ts';
 import type { Forward } from '../../../../src/runtime/types.ts';
+import { remember } from '../../../../actors/market-book/finished.ts';
+import { LET_GO_CAP } from '../../../../actors/market-book/let-go.ts';
 
 const MKT = '0x' + 'ab'.repeat(32);
 const YES = 'YesMint1111111111111111111111111111111111111';
@@ -1229,29 +1231,70 @@ test('an order the sender did not look up: new while the book remembers every or
   t.is((dup as { final?: boolean }).final, false);
   b.send({ type: 'CancelOrders', owner: 'a', orderIds: [o.hash], now: 1001 });
   t.is(place(b, o, unchecked).reply.error, 'DUPLICATE_ORDER', 'a finished order is remembered');
-  // Its memory of finished orders lets the first one go: from then on, an order it does not know
-  // may have been placed before, and the sender is asked to read the ledger (nothing decided).
+  // Its memory of finished orders lets the first one go, into its let-go filter: the book stays
+  // complete; an order the filter may hold is looked up in the ledger (nothing decided), alone.
   const first = order('a', 'YES', 'BUY', 0.1, 1);
   place(b, first);
   b.send({ type: 'CancelOrders', owner: 'a', orderIds: [first.hash], now: 2000 });
+  t.is(b.s.letGo, null, 'no filter before the first eviction');
   for (let i = 0; i < FINISHED_CAP; i++) {
     const x = order('a', 'YES', 'BUY', 0.1, 1);
     place(b, x);
     b.send({ type: 'CancelOrders', owner: 'a', orderIds: [x.hash], now: 2000 });
-    if (i === FINISHED_CAP - 3) t.true(b.s.complete, 'full, nothing let go yet');
   }
-  t.false(b.s.complete);
+  t.true(b.s.complete, 'what it let go is in its filter');
+  t.is(b.s.letGo?.count, 2, 'the two oldest finished orders let go');
   const before = JSON.stringify(toSnapshot(b.s));
   const again = place(b, first, unchecked);
-  t.deepEqual([again.reply.error, again.events, (again as { final?: boolean }).final], ['CHECK_LEDGER', [], false]);
+  t.deepEqual(
+    [again.reply.error, again.reply.scope, again.events, (again as { final?: boolean }).final],
+    ['CHECK_LEDGER', 'order', [], false],
+  );
   t.is(JSON.stringify(toSnapshot(b.s)), before, 'nothing changed');
   const fresh = order('a', 'YES', 'BUY', 0.5, 10);
-  t.is(place(b, fresh, unchecked).reply.error, 'CHECK_LEDGER', 'a new order too: the book cannot tell');
-  // Asked again once the sender read the ledger (no `ledgerChecked`): decided as before.
-  t.is(place(b, fresh).reply.status, 'live');
+  t.is(place(b, fresh, unchecked).reply.status, 'live', 'a new order, not in the filter: placed without the ledger');
   t.is(place(b, fresh, unchecked).reply.error, 'DUPLICATE_ORDER', 'one it knows is still refused by itself');
+  // Asked again without the flag (the sender read the ledger): decided as before, and since the
+  // book does not know it, taken: the ledger is what refuses this one.
+  t.is(place(b, first).reply.status, 'live');
   // Handed back by its wallet with credit (`granted`) or held by it (`held`): looked up on the way in.
   t.not(place(b, order('a', 'YES', 'BUY', 0.5, 10), { ...unchecked, held: true }).reply.error, 'CHECK_LEDGER');
+});
+
+test("past its let-go filter's cap a book no longer remembers every order: every unknown order is looked up", (t) => {
+  const b = book({ min_size: '0' });
+  const unchecked = { ledgerChecked: false } as const;
+  // The ring's evictions, as a long life of the book would make them (remember is what evolve calls).
+  let i = 0;
+  const hashOf = (k: number) => `0x${k.toString(16).padStart(8, '0')}${'e'.repeat(56)}`;
+  for (; i < FINISHED_CAP + LET_GO_CAP - 1; i++) remember(b.s, hashOf(i), 'a', 'cancelled');
+  t.true(b.s.complete);
+  t.is(b.s.letGo?.count, LET_GO_CAP - 1);
+  const snap = JSON.parse(JSON.stringify(toSnapshot(b.s)));
+  t.is(typeof snap.letGo.bits, 'string');
+  const back = fromSnapshot(snap);
+  t.deepEqual([back.complete, back.letGo?.count], [true, LET_GO_CAP - 1]);
+  t.deepEqual(back.letGo?.bits, b.s.letGo?.bits, 'the same bits, from the snapshot');
+  t.like(
+    D.decide(back, {
+      type: 'PlaceOrder',
+      order: order('a', 'YES', 'BUY', 0.5, 1, { hash: hashOf(7) }),
+      now: 1000,
+      mintMerge: true,
+      distortionBound: 1_000_000,
+      ...unchecked,
+    }).reply,
+    { error: 'CHECK_LEDGER', scope: 'order' },
+  );
+  // Full: the next order let go cannot be kept, and the book stops being complete.
+  remember(b.s, hashOf(i++), 'a', 'cancelled');
+  t.true(b.s.complete);
+  remember(b.s, hashOf(i++), 'a', 'cancelled');
+  t.deepEqual([b.s.complete, b.s.letGo], [false, null]);
+  const snap2 = toSnapshot(b.s);
+  t.false('complete' in snap2 || 'letGo' in snap2);
+  const fresh = place(b, order('a', 'YES', 'BUY', 0.5, 10), unchecked);
+  t.deepEqual([fresh.reply.error, fresh.reply.scope], ['CHECK_LEDGER', 'book'], 'a new order too: the book cannot tell');
 });
 
 test("a book's complete memory survives its snapshot; one from before says nothing and is not complete", (t) => {
