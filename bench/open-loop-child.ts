@@ -12,5 +12,6 @@ const { warmupSeconds = 0, ...loop } = options;
 const warm = Math.round(loop.rate * warmupSeconds);
 if (warm) await openLoop({ ...loop, seconds: warmupSeconds, requests: requests.slice(0, warm) });
 const result = await openLoop({ ...loop, requests: requests.slice(warm) });
+result.index = result.index.map((i) => i + warm); // indices into the requests as given
 writeFileSync(join(dir, 'result.json'), JSON.stringify(result));
 process.exit(0);

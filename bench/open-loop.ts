@@ -9,6 +9,8 @@ export interface OpenLoopResult {
   latencies: number[];
   /** When each of `latencies`' requests was due, ms after the start. */
   dueMs: number[];
+  /** Which request each of `latencies` was: its index in `requests`. */
+  index: number[];
   errors: number;
   non2xx: number;
   seconds: number;
@@ -19,6 +21,7 @@ interface Conn {
   busy: boolean;
   buf: Buffer;
   due: number;
+  index: number;
 }
 
 /** The first whole response in `buf` (framed by Content-Length): its status and the bytes after it; null until it is all there. */
@@ -47,6 +50,7 @@ export async function openLoop(o: {
   const total = Math.round(o.rate * o.seconds);
   const latencies: number[] = [];
   const dueMs: number[] = [];
+  const index: number[] = [];
   let errors = 0;
   let non2xx = 0;
   let done = 0;
@@ -64,6 +68,7 @@ export async function openLoop(o: {
     else {
       latencies.push(performance.now() - c.due);
       dueMs.push(c.due - t0);
+      index.push(c.index);
     }
     c.busy = false;
     if (++done === total) finish();
@@ -79,7 +84,7 @@ export async function openLoop(o: {
         new Promise<Conn>((resolve, reject) => {
           const socket = net.connect(ports[i % ports.length], '127.0.0.1');
           socket.setNoDelay(true);
-          const c: Conn = { socket, busy: false, buf: Buffer.alloc(0), due: 0 };
+          const c: Conn = { socket, busy: false, buf: Buffer.alloc(0), due: 0, index: 0 };
           socket.once('connect', () => resolve(c));
           socket.once('error', reject);
           socket.on('data', (d: Buffer) => {
@@ -102,7 +107,8 @@ export async function openLoop(o: {
   function dispatch(c: Conn, due: number) {
     c.busy = true;
     c.due = due;
-    c.socket.write(o.requests[next++ % o.requests.length]);
+    c.index = next++ % o.requests.length;
+    c.socket.write(o.requests[c.index]);
   }
   const tick = () => {
     const now = performance.now();
@@ -119,5 +125,5 @@ export async function openLoop(o: {
   await finished;
   const seconds = (performance.now() - t0) / 1000;
   for (const c of conns) c.socket.destroy();
-  return { latencies, dueMs, errors, non2xx, seconds };
+  return { latencies, dueMs, index, errors, non2xx, seconds };
 }

@@ -9,7 +9,8 @@
 //   cluster  `nodes` nodes on the Kafka broker and PostgreSQL.
 // For each: requests/s and its ratio to the floor, p50/p99, machine CPU per request per process,
 // Kafka records per request (counted on the broker), a single client's p50, and for the cluster
-// the p99 of an open-loop run at half its rate (connections spread over the nodes). Usage:
+// the p99 of an open-loop run at half its rate (connections spread over the nodes), with the
+// requests over 50 ms in each of its seconds and its latency by kind of request. Usage:
 //   npx tsx bench/order-ratio.ts [requests=3000] [concurrency=48] [markets=12] [nodes=3]
 //   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
 //   ROUNDS=3 measures floor, embedded and cluster three times, interleaved, and shows each path's
@@ -96,6 +97,12 @@ function script(w: Keypair, n: number): Req[] {
     out.push({ path: '/v1/order', body: JSON.stringify({ order: o, orderType: crossing ? 'FOK' : 'GTC' }) });
   }
   return out;
+}
+/** A request's kind: a cancel, or an order that rests or crosses (FOK), BUY or SELL. */
+function kindOf(q: Req): string {
+  if (q.path !== '/v1/order') return 'cancel';
+  const b = JSON.parse(q.body) as { order: { side: string }; orderType: string };
+  return `${b.orderType === 'FOK' ? 'crossing' : 'resting'} ${b.order.side}`;
 }
 const perClient = Math.ceil(nRequests / concurrency);
 const plans = wallets.map((w) => script(w, perClient));
@@ -212,6 +219,8 @@ interface Row {
   halfP99: number | null;
   /** Requests over 50 ms in each second of the half-rate run. */
   halfSlow?: number[] | null;
+  /** The half-rate run's latency by kind of request (kindOf). */
+  halfByKind?: string[] | null;
   codes: Map<string, number>;
   lat: number[];
 }
@@ -300,16 +309,23 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     // Open loop at half the rate (the cluster): p99.
     let halfP99: number | null = null;
     let halfSlow: number[] | null = null;
+    let halfByKind: string[] | null = null;
     if (kafka) {
       const rate = Math.max(1, Math.round(total / seconds / 2));
-      const reqs = wallets.flatMap((w, i) =>
-        script(w, Math.ceil((rate * (10 + HALF_RATE_WARMUP_S)) / wallets.length) + 2).map((q) => rawRequest(q, auth[i].authorization)),
-      );
+      const lists = wallets.map((w) => script(w, Math.ceil((rate * (10 + HALF_RATE_WARMUP_S)) / wallets.length) + 2));
+      const reqs = lists.flatMap((l, i) => l.map((q) => rawRequest(q, auth[i].authorization)));
+      const kindsOf = lists.flat().map(kindOf);
       // Interleave the wallets so that each one's requests stay in order and spread in time.
       const per = wallets.length;
       const rows = Math.ceil(reqs.length / per);
       const ordered: Buffer[] = [];
-      for (let r = 0; r < rows; r++) for (let i = 0; i < per; i++) if (reqs[i * rows + r]) ordered.push(reqs[i * rows + r]);
+      const kinds: string[] = [];
+      for (let r = 0; r < rows; r++)
+        for (let i = 0; i < per; i++)
+          if (reqs[i * rows + r]) {
+            ordered.push(reqs[i * rows + r]);
+            kinds.push(kindsOf[i * rows + r]);
+          }
       // Spread over the nodes as the closed loop above (client i on node i mod n): one node taking
       // every request at half the cluster's rate was that node's own limit, not the cluster's.
       const ports = nodes.map((nd) => Number(new URL(nd.url).port));
@@ -332,6 +348,19 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
         if (l > 50) slow[Math.min(9, Math.floor(ol.dueMs[i] / 1000))]++;
       });
       halfSlow = slow;
+      // Which requests were slow: latency by kind of request.
+      const byKind = new Map<string, number[]>();
+      ol.latencies.forEach((l, i) => {
+        const k = kinds[ol.index[i]];
+        if (!byKind.has(k)) byKind.set(k, []);
+        byKind.get(k)!.push(l);
+      });
+      halfByKind = [...byKind]
+        .sort((a, b) => a[0].localeCompare(b[0]))
+        .map(
+          ([k, ls]) =>
+            `${k}: ${ls.length}, p50 ${pct(ls, 0.5).toFixed(1)}, p99 ${pct(ls, 0.99).toFixed(1)}, over 50 ms ${ls.filter((l) => l > 50).length}`,
+        );
     }
     const machine = cpu.machineBusy;
     return {
@@ -348,6 +377,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       singleFetch: pct(single.lat, 0.5),
       halfP99,
       halfSlow,
+      halfByKind,
       codes,
       lat,
     };
@@ -500,6 +530,7 @@ console.log("floor: share of each process group's CPU spent in the kernel: %s", 
 for (const r of [embedded, cluster])
   if (r.kernel && r.rate) console.log("%s: share of each process group's CPU spent in the kernel: %s", r.path, sharesText(r.kernel));
 if (cluster.halfSlow) console.log('half rate (cluster): requests over 50 ms in each second of the run: %s', cluster.halfSlow.join(' '));
+if (cluster.halfByKind) console.log('half rate (cluster), by kind of request (ms):\n  %s', cluster.halfByKind.join('\n  '));
 if (cluster.recordsByTopic) console.log('Kafka records per request by topic (cluster): %s', JSON.stringify(cluster.recordsByTopic));
 console.log(
   'plot: %s',
