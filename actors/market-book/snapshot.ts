@@ -76,7 +76,8 @@ const dataIn = (d: Str<OrderData>): OrderData => ({
   remaining: BigInt(d.remaining),
 });
 
-export function toSnapshot(s: BookState): BookSnapshot {
+/** `letGo: false` leaves the let-go filter out (cloneBook copies its bits as they are). */
+export function toSnapshot(s: BookState, o: { letGo?: boolean } = {}): BookSnapshot {
   const orders: BookSnapshot['orders'] = [];
   for (const o of s.orders.values()) if (o.booked) orders.push({ order: dataOut(o), bookedAt: o.bookedAt });
   return {
@@ -97,7 +98,7 @@ export function toSnapshot(s: BookState): BookSnapshot {
     })),
     finished: finishedList(s),
     ...(s.complete ? { complete: true } : {}),
-    ...(s.complete && s.letGo ? { letGo: letGoOut(s.letGo) } : {}),
+    ...(s.complete && s.letGo && o.letGo !== false ? { letGo: letGoOut(s.letGo) } : {}),
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
     ...(s.balances.size ? { balances: balancesOut(s) } : {}),
     ...(s.reserves.size ? { reserves: reservesOut(s) } : {}),
@@ -191,5 +192,8 @@ function reservesOut(s: BookState): NonNullable<BookSnapshot['reserves']> {
 
 /** A deep, independent copy (for a decision that must try several steps on a scratch state). */
 export function cloneBook(s: BookState): BookState {
-  return fromSnapshot(toSnapshot(s));
+  const c = fromSnapshot(toSnapshot(s, { letGo: false }));
+  // Its own copy of the filter's bits (256 KiB: a copy, not 350,000 characters of base64 each way).
+  c.letGo = s.letGo ? { bits: s.letGo.bits.slice(), count: s.letGo.count } : null;
+  return c;
 }

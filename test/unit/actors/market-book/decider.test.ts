@@ -15,6 +15,7 @@ import {
   ordersOf,
   reservationOf,
   toSnapshot,
+  cloneBook,
   FINISHED_CAP,
   BALANCES_MAX,
   type BookCommand,
@@ -1286,6 +1287,14 @@ test("past its let-go filter's cap a book no longer remembers every order: every
     }).reply,
     { error: 'CHECK_LEDGER', scope: 'order' },
   );
+  // A scratch copy (a release's decision) has the same bits, its own.
+  const scratch = cloneBook(b.s);
+  t.deepEqual(scratch.letGo, b.s.letGo);
+  remember(scratch, hashOf(i + 1_000_000), 'a', 'cancelled');
+  t.is(scratch.letGo?.count, LET_GO_CAP);
+  t.is(b.s.letGo?.count, LET_GO_CAP - 1, 'the book itself unchanged');
+  scratch.letGo!.bits[0] ^= 0xff;
+  t.not(scratch.letGo!.bits[0], b.s.letGo!.bits[0], 'its own bits');
   // Full: the next order let go cannot be kept, and the book stops being complete.
   remember(b.s, hashOf(i++), 'a', 'cancelled');
   t.true(b.s.complete);
