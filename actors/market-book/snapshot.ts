@@ -37,9 +37,16 @@ export interface BookSnapshot {
     tradeId: string | null;
   }>;
   finished: Array<[hash: string, owner: string, how: Finish]>;
-  /** BookState.complete (absent in snapshots from before: not complete, since nothing said so). */
+  /**
+   * BookState.complete while the book has no let-go filter (absent in snapshots from before: not
+   * complete, since nothing said so).
+   */
   complete?: boolean;
-  /** BookState.letGo (let-go.ts), present only with `complete` and after the book's first eviction. */
+  /**
+   * BookState.letGo (let-go.ts) of a complete book that let orders go; its presence says the book
+   * is complete, and `complete` is then left out: a node of an earlier version, which knows no
+   * filter, takes such a book as not complete and reads the ledger (safe during a rolling upgrade).
+   */
   letGo?: LetGoJson;
   lastTrade: { asset_id: string; side: 'BUY' | 'SELL'; price: number; size: string; match_time: number } | null;
   /** Outcome token balances as last seen, [owner, asset, balance] (absent in snapshots from before). */
@@ -97,7 +104,7 @@ export function toSnapshot(s: BookState, o: { letGo?: boolean } = {}): BookSnaps
       tradeId: h.tradeId,
     })),
     finished: finishedList(s),
-    ...(s.complete ? { complete: true } : {}),
+    ...(s.complete && !s.letGo ? { complete: true } : {}),
     ...(s.complete && s.letGo && o.letGo !== false ? { letGo: letGoOut(s.letGo) } : {}),
     lastTrade: s.lastTrade ? { ...s.lastTrade, size: s.lastTrade.size.toString() } : null,
     ...(s.balances.size ? { balances: balancesOut(s) } : {}),
@@ -150,8 +157,8 @@ export function fromSnapshot(json: unknown): BookState {
     addOwner(s, order.owner.toLowerCase(), order.hash);
   }
   for (const [hash, owner, how] of j.finished) remember(s, hash, owner, how);
-  s.complete = j.complete === true;
-  s.letGo = s.complete && j.letGo ? letGoIn(j.letGo) : null;
+  s.complete = j.complete === true || j.letGo !== undefined;
+  s.letGo = j.letGo ? letGoIn(j.letGo) : null;
   s.lastTrade = j.lastTrade ? { ...j.lastTrade, size: BigInt(j.lastTrade.size) } : null;
   for (const [owner, asset, b] of j.balances ?? []) {
     let m = s.balances.get(owner);
@@ -194,6 +201,7 @@ function reservesOut(s: BookState): NonNullable<BookSnapshot['reserves']> {
 export function cloneBook(s: BookState): BookState {
   const c = fromSnapshot(toSnapshot(s, { letGo: false }));
   // Its own copy of the filter's bits (256 KiB: a copy, not 350,000 characters of base64 each way).
+  c.complete = s.complete;
   c.letGo = s.letGo ? { bits: s.letGo.bits.slice(), count: s.letGo.count } : null;
   return c;
 }

@@ -1273,6 +1273,8 @@ test("past its let-go filter's cap a book no longer remembers every order: every
   t.is(b.s.letGo?.count, LET_GO_CAP - 1);
   const snap = JSON.parse(JSON.stringify(toSnapshot(b.s)));
   t.is(typeof snap.letGo.bits, 'string');
+  t.false('complete' in snap, 'said by the filter: a node that knows no filter takes the book as not complete');
+  t.false(fromSnapshot({ ...snap, letGo: undefined }).complete, 'as such a node reads it');
   const back = fromSnapshot(snap);
   t.deepEqual([back.complete, back.letGo?.count], [true, LET_GO_CAP - 1]);
   t.deepEqual(back.letGo?.bits, b.s.letGo?.bits, 'the same bits, from the snapshot');
