@@ -1,4 +1,5 @@
-// Benchmark (not a test): what one MarketBook snapshot costs as its finished-order memory fills.
+// Benchmark (not a test): what one MarketBook snapshot costs as its finished-order memory fills,
+// and once it has let 100,000 orders go into its let-go filter (actors/market-book/let-go.ts).
 // Every batch that touches a market writes that market's whole snapshot (src/runtime/partition-worker.ts),
 // so this is paid per batch per busy market: serialising here, then PostgreSQL parsing and storing
 // the jsonb (measured against the real table when DATABASE_URL is given).
@@ -15,7 +16,7 @@ const client = process.env.DATABASE_URL ? new pg.Client({ connectionString: proc
 await client?.connect();
 await client?.query('create temp table snap (kind text, key text, state jsonb, primary key (kind, key))');
 const rows = [];
-for (const finished of [0, 1000, FINISHED_CAP]) {
+for (const finished of [0, 1000, FINISHED_CAP, FINISHED_CAP + 100_000]) {
   const s = initialBook('bench-market');
   for (let i = 0; i < finished; i++) remember(s, hex(i), owner(i), (i % 3 === 0 ? 'cancelled' : 'filled') satisfies Finish);
   // Resting orders in the snapshot's own shape (the cost measured is the JSON, not the matching).
@@ -54,7 +55,8 @@ for (const finished of [0, 1000, FINISHED_CAP]) {
     db = ((performance.now() - t1) / 10).toFixed(2);
   }
   rows.push({
-    'finished orders remembered': finished,
+    'finished orders': finished,
+    'let go (in the filter)': s.letGo?.count ?? 0,
     'resting orders': resting,
     'snapshot KB': Math.round(json.length / 1024),
     'serialise ms': ser.toFixed(2),

@@ -201,6 +201,17 @@ async function recordsUnder(prefix: string): Promise<Map<string, number>> {
   return n;
 }
 
+/** The nodes' clob_order_ledger_reads_total, summed by `why`. */
+async function ledgerReads(nodes: ProcessNode[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>(['before_ask', 'book_forgets', 'book_filter'].map((w) => [w, 0]));
+  for (const nd of nodes) {
+    const text = await (await fetch(`${nd.url}/metrics`)).text();
+    for (const m of text.matchAll(/^clob_order_ledger_reads_total\{[^}]*why="([a-z_]+)"[^}]*\} (\d+)/gm))
+      out.set(m[1], (out.get(m[1]) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
 interface Row {
   path: string;
   rate: number;
@@ -211,6 +222,8 @@ interface Row {
   kernel?: Record<string, number>;
   machineUs: number;
   records: number | null;
+  /** The front door's ledger reads per request over the measured run, by why (clob_order_ledger_reads_total). */
+  ledgerReads?: Record<string, number>;
   /** Kafka records per request by topic */
   recordsByTopic?: Record<string, number>;
   /** One client's p50: raw socket, and through fetch. */
@@ -270,6 +283,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       ),
     );
     const before = kafka ? await recordsUnder(env.TOPIC_PREFIX) : new Map<string, number>();
+    const readsBefore = await ledgerReads(nodes);
     const meter = cpuMeter({
       nodes: () => nodes.map((x) => x.child.pid!),
       postgres: () => pidsOf(['-x', 'postgres']),
@@ -291,6 +305,10 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     const lat = runs.flatMap((r) => r.lat);
     const codes = new Map<string, number>();
     for (const r of runs) for (const [k, v] of r.codes) codes.set(k, (codes.get(k) ?? 0) + v);
+    const readsAfter = await ledgerReads(nodes);
+    const reads = Object.fromEntries(
+      [...readsAfter].map(([why, v]) => [why, Number(((v - (readsBefore.get(why) ?? 0)) / total).toFixed(3))]),
+    );
     await sleep(1000); // the ledger's and the releases' records of the last requests
     const after = kafka ? await recordsUnder(env.TOPIC_PREFIX) : null;
     // Per topic, per request (the nodes' reply topics together).
@@ -378,6 +396,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       halfP99,
       halfSlow,
       halfByKind,
+      ledgerReads: reads,
       codes,
       lat,
     };
@@ -532,6 +551,8 @@ for (const r of [embedded, cluster])
 if (cluster.halfSlow) console.log('half rate (cluster): requests over 50 ms in each second of the run: %s', cluster.halfSlow.join(' '));
 if (cluster.halfByKind) console.log('half rate (cluster), by kind of request (ms):\n  %s', cluster.halfByKind.join('\n  '));
 if (cluster.recordsByTopic) console.log('Kafka records per request by topic (cluster): %s', JSON.stringify(cluster.recordsByTopic));
+for (const r of [embedded, cluster])
+  if (r.ledgerReads && r.rate) console.log('%s: ledger reads per request (posted before?): %s', r.path, JSON.stringify(r.ledgerReads));
 console.log(
   'plot: %s',
   await latencyPlot('order-ratio', `orders vs the floor: ${concurrency} clients, mixed load`, [
