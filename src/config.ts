@@ -45,6 +45,8 @@ const schema = z.object({
   NODE_ID: z.string().optional(),
   /** Direct replies between nodes (src/runtime/direct-replies.ts): '0' sends every answer through the reply topics. */
   DIRECT_REPLIES: z.enum(['0', '1']).default('1'),
+  /** Creations packed in the webhook's bulk records on Kafka; '0' while a node older than this reader still consumes. */
+  KAFKA_PACKED_EVENTS: z.enum(['0', '1']).default('1'),
   REPLY_HOST: z.string().default('127.0.0.1'),
   REPLY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   REPLY_ADVERTISE: z
@@ -192,6 +194,8 @@ export interface Config {
    * `advertise`: how other nodes reach it (default `host:port`); `secret`: shared by the cluster.
    */
   directReplies: { host: string; port: number; advertise?: string; secret: string } | null;
+  /** The webhook's creations travel packed in bulk records on Kafka (KAFKA_PACKED_EVENTS). */
+  packedEvents: boolean;
   /** WebSocket channels (src/ws/, docs/ws.md): per-connection bounds, heartbeats, the feed's ring and tail. */
   ws: {
     /** Most bytes of one frame from a client (larger: closed 1009 by ws). */
@@ -317,6 +321,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     balanceWatchMax: e.CLOB_BALANCE_WATCH_MAX,
     askTimeoutMs: e.ASK_TIMEOUT_MS,
+    packedEvents: e.KAFKA_PACKED_EVENTS === '1',
     directReplies:
       e.DIRECT_REPLIES === '1'
         ? { host: e.REPLY_HOST, port: e.REPLY_PORT, advertise: e.REPLY_ADVERTISE, secret: `direct-replies:${clobInternalToken}` }

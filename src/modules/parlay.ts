@@ -60,6 +60,7 @@ export async function parlayModule(
     store: infra.store,
     topic: infra.topics.parlay,
     programId: cfg.programId ?? PARLAY_PROGRAM_ID.toBase58(),
+    packCreations: cfg.packedEvents,
     chain,
     log: o.log,
     metrics: o.metrics.ingest,

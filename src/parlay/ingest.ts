@@ -10,7 +10,7 @@ import { VAULT_KEY } from '../../topics/names.ts';
 import { decodeTransaction, reasonText, type DecodedEvent } from './decode.ts';
 import { identityOf, type EventClaim, type EventIdentities } from './event-identity.ts';
 import type { RawTransaction } from './webhook-schema.ts';
-import { posAfter, type ParlayEventsProtocol, type VaultValues } from '../../topics/parlay-events.ts';
+import { packParlayCommand, posAfter, type ParlayEventsProtocol, type VaultValues } from '../../topics/parlay-events.ts';
 
 function latestValues(into: VaultValues, values: VaultValues) {
   for (const [k, f] of Object.entries(values) as [keyof VaultValues, NonNullable<VaultValues[keyof VaultValues]>][]) {
@@ -26,6 +26,11 @@ export interface IngestDeps {
   identities: EventIdentities;
   topic: string;
   programId: string;
+  /**
+   * Creations go packed in bulk records on Kafka (topics/parlay-events.ts `packParlayCommand`).
+   * Off while a node of a release that cannot read them still consumes (KAFKA_PACKED_EVENTS=0).
+   */
+  packCreations?: boolean;
   log: { warn(o: object, m?: string): void };
   metrics?: { deadLetter(reason: string): void; deferred(): void; truncated(): void };
 }
@@ -148,7 +153,7 @@ export async function applyDelivery(deps: IngestDeps, delivery: DecodedDelivery)
   // In bulk: the events of one partition travel as one record and are answered by one reply.
   const outcomes = work.length
     ? await deps.asker.askBulkSettledTo(
-        channel<ParlayEventsProtocol>(deps.topic),
+        channel<ParlayEventsProtocol>(deps.topic, deps.packCreations ? { packed: packParlayCommand } : {}),
         work.map((w) => w.spec),
       )
     : [];

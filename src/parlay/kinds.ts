@@ -8,6 +8,7 @@ import {
   type ParlayReply,
   type VaultCommand,
   type VaultReply,
+  unpackParlayCommand,
 } from '../../topics/parlay-events.ts';
 import { VAULT_KEY } from '../../topics/names.ts';
 import { loadParlayStates, projectParlays } from '../store/projections/parlay.ts';
@@ -19,7 +20,8 @@ export function parlayKinds(topic: string): { kind: ActorKind; owns(key: string)
     name: 'parlay',
     topic,
     decider: parlayDecider,
-    parse: (c) => parlayCommands.parse(c),
+    // A creation may come packed (a bulk record on Kafka): unpacked, then checked as any command.
+    parse: (c) => parlayCommands.parse(unpackParlayCommand(c)),
     toSnapshot: (s) => s,
     fromSnapshot: (j) => j as ParlayState,
     project: projectParlays,

@@ -29,6 +29,8 @@ export interface ParlayServiceDeps {
   store: RuntimeStore;
   topic: string;
   programId: string;
+  /** See IngestDeps.packCreations. */
+  packCreations?: boolean;
   chain: ChainGateway | null;
   log: IngestDeps['log'] & { error(o: object, m?: string): void };
   metrics?: IngestDeps['metrics'];
@@ -54,6 +56,7 @@ export class ParlayService {
       identities: this.identities,
       topic: this.d.topic,
       programId: this.d.programId,
+      packCreations: this.d.packCreations,
       log: this.d.log,
       metrics: this.d.metrics,
     };

@@ -57,10 +57,15 @@ export interface Channel<P extends Protocol> {
   readonly topic: string;
   /** Type only: never set. */
   readonly protocol?: P;
+  /**
+   * The form a command takes in a bulk record's text (a durable bus only; in process the command
+   * goes as it is): the topic's compact form, which its consumers' `parse` reads back.
+   */
+  readonly packed?: (cmd: P['cmd']) => unknown;
 }
 
-export function channel<P extends Protocol>(topic: string): Channel<P> {
-  return { topic };
+export function channel<P extends Protocol>(topic: string, o: { packed?: (cmd: P['cmd']) => unknown } = {}): Channel<P> {
+  return o.packed ? { topic, packed: o.packed } : { topic };
 }
 
 /** The reply to `C` as it arrives: the protocol's reply for its type, through JSON. */
@@ -243,7 +248,8 @@ export class Asker {
     // Each partition's commands, cut into records within the bulk bounds. The in-process bus takes
     // the envelope as an object (OutRecord.decoded): no text is built unless something reads it.
     const inProcess = !this.bus.durable;
-    const parts = inProcess ? null : commands.map((c) => bulkPartJson(c.key, c.cmd));
+    const pack = ch.packed;
+    const parts = inProcess ? null : commands.map((c) => bulkPartJson(c.key, pack ? pack(c.cmd) : c.cmd));
     const records = [...groups.values()].flatMap((idx) =>
       cutBySize(idx, (i) => (parts ? parts[i].length + 1 : 0), BULK_MAX_CHARS, BULK_MAX_COMMANDS),
     );

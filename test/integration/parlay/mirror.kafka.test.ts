@@ -6,6 +6,9 @@ import { testNode, KAFKA_BROKERS, JWT_SECRET, WEBHOOK_SECRET } from '../../helpe
 import { freshDatabase } from '../../helpers/db.ts';
 import { assertFinalState, deliver, redeliverAll, runFixtureScenario } from '../../helpers/scenario.ts';
 import { startProcessNode } from '../../helpers/process-node.ts';
+import { Kafka, logLevel } from 'kafkajs';
+import { TOPICS } from '../../../topics/names.ts';
+import { PACKED_CREATION } from '../../../topics/parlay-events.ts';
 
 const kafka = { KAFKA_BROKERS };
 
@@ -37,6 +40,74 @@ test('two nodes of one consumer group: either front door serves any delivery', a
   t.is((await deliver(a.url, '07')).status, 200);
   await assertFinalState(t, a.url);
   await assertFinalState(t, b.url);
+});
+
+/** Every command of the bulk records on a topic, as sent (a creation packed or as an object). */
+async function bulkCommandsOn(topic: string): Promise<unknown[]> {
+  const kafka = new Kafka({ brokers: KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  let left = offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
+  const consumer = kafka.consumer({ groupId: `t-wire-${randomBytes(4).toString('hex')}` });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  const got: unknown[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const stop = setTimeout(() => reject(new Error(`${left} records of ${topic} not read`)), 20_000);
+    if (!left) resolve();
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        const v = JSON.parse(message.value!.toString());
+        for (const part of v.bulk ?? []) got.push(part.cmd);
+        if (--left === 0) {
+          clearTimeout(stop);
+          resolve();
+        }
+      },
+    });
+  }).finally(() => consumer.disconnect());
+  return got;
+}
+
+test('a rolling upgrade: a node sending creations packed and one sending them as objects serve one cluster', async (t) => {
+  const db = await freshDatabase();
+  const prefix = `t${randomBytes(4).toString('hex')}.`;
+  const shared = { ...kafka, DATABASE_URL: db.url, TOPIC_PREFIX: prefix };
+  const [packs, plain] = await Promise.all([
+    testNode({ ...shared, NODE_ID: 'node-new' }), // the default: packed
+    testNode({ ...shared, NODE_ID: 'node-old', KAFKA_PACKED_EVENTS: '0' }),
+  ]);
+  t.teardown(async () => {
+    await packs.close();
+    await plain.close();
+    await db.drop();
+  });
+  for (const [f, node] of [
+    ['01', plain],
+    ['02', plain],
+    ['03', packs], // its creation goes packed
+    ['04', plain],
+    ['05', packs],
+    ['06', plain],
+    ['08', plain], // its creation goes as an object
+  ] as const) {
+    const r = await deliver(node.url, f);
+    t.is(r.status, 200, `${f}: ${JSON.stringify(r.body)}`);
+  }
+  t.is((await deliver(packs.url, '07')).status, 200);
+  await assertFinalState(t, packs.url);
+  await assertFinalState(t, plain.url);
+  const cmds = await bulkCommandsOn(prefix + TOPICS.parlayEvents);
+  const packed = cmds.filter((c) => Array.isArray(c) && c[0] === PACKED_CREATION);
+  const objects = cmds.filter((c) => (c as { type?: string }).type === 'ParlayCreated');
+  t.true(packed.length >= 1, JSON.stringify(cmds).slice(0, 400));
+  t.true(objects.length >= 1, JSON.stringify(cmds).slice(0, 400));
+  t.false(
+    cmds.some((c) => Array.isArray(c) && c[0] !== PACKED_CREATION),
+    'only creations are packed',
+  );
 });
 
 for (const point of ['before-commit:2', 'after-commit:2']) {
