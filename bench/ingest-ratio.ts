@@ -9,7 +9,9 @@
 //   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start);
 //   ONLY=memory or ONLY=kafka runs the floor and that one service row;
 //   ROUNDS=3 runs every path three times, interleaved (floor, service, floor, service, ...), and
-//   reports each path's median round: this machine's speed drifts by ±15% between runs;
+//   reports each path's median round: this machine's speed drifts by ±15% between runs. Each
+//   service row's ratio is to the mean of the floors just before and after it (a closing floor
+//   ends the run);
 //   FLOOR_CLAIMS=1 adds the floor with the service's event-identity claim before its write (beyond
 //   the contract: what that guard costs) and each row's ratio to it.
 import { availableParallelism, loadavg } from 'node:os';
@@ -174,18 +176,30 @@ async function kafkaRow(kafka: string): Promise<Row> {
   }
 }
 
+// Each service row's ratio is to the mean of the floors measured just before and just after it
+// (each round's, and the next round's or a closing one): the machine drifts within minutes, and a
+// floor on one side only charged that drift to the ratio.
+const floors: Row[] = [];
+const pending: { row: Row; round: number }[] = [];
 for (let round = 0; round < rounds; round++) {
   const floorOf = await floorRow();
+  floors.push(floorOf);
   const these = [floorOf];
   const claimFloor = process.env.FLOOR_CLAIMS ? await floorRow('claim') : null;
   if (claimFloor) these.push(claimFloor);
   if (only !== 'kafka') these.push(await memoryRow());
   if (kafka) these.push(await kafkaRow(kafka));
-  // Each round's ratios are to that round's floor.
-  for (const r of these) r.ratio = (r['events/s'] / floorOf['events/s']).toFixed(2);
+  floorOf.ratio = '1.00';
+  for (const r of these.slice(1)) pending.push({ row: r, round });
   if (claimFloor) for (const r of these) r['ratio to floor + claims'] = (r['events/s'] / claimFloor['events/s']).toFixed(2);
   all.push(...these);
 }
+floors.push(await floorRow()); // the closing floor: the last round's rows are bracketed too
+for (const { row, round } of pending) {
+  const bracket = (floors[round]['events/s'] + floors[round + 1]['events/s']) / 2;
+  row.ratio = (row['events/s'] / bracket).toFixed(2);
+}
+console.log('floors, in order (each row between two of them): %s events/s', floors.map((f) => f['events/s']).join(', '));
 /** Each path's median round by its ratio to its own round's floor (the floor's: by events/s). */
 const rows = [...new Set(all.map((r) => r.path))].map((path) => {
   const list = all.filter((r) => r.path === path).sort((a, b) => Number(a.ratio) - Number(b.ratio) || a['events/s'] - b['events/s']);
