@@ -6,29 +6,10 @@ import test from 'ava';
 import fc from 'fast-check';
 import { bulkEnvelopeJson, bulkPartJson, commandsOf } from '../../../src/runtime/envelope.ts';
 import { parlayKinds } from '../../../src/parlay/kinds.ts';
+import { decodedCreatedArb } from '../../helpers/parlay-arbitraries.ts';
 import { PACKED_CREATION, packParlayCommand, unpackParlayCommand, type ParlayCommand } from '../../../topics/parlay-events.ts';
 
-const digits = fc.bigInt(0n, 9_223_372_036_854_775_807n).map(String);
-const leg = fc.record({
-  marketId: digits,
-  market: fc.string({ minLength: 1, maxLength: 44 }),
-  outcome: fc.integer({ min: 0, max: 1 }),
-  probability: fc.integer({ min: 0, max: 1_000_000 }),
-});
-/** Creations as the decoder makes them: the eventId is `<signature>:<pos[2]>`. */
-const created = fc
-  .record({
-    pos: fc.tuple(fc.nat(), fc.nat(), fc.nat()),
-    signature: fc.string({ minLength: 1, maxLength: 88 }),
-    parlayId: digits,
-    user: fc.string({ minLength: 1, maxLength: 44 }),
-    stake: digits,
-    combinedProbability: digits,
-    potentialPayout: digits,
-    legs: fc.array(leg, { minLength: 1, maxLength: 64 }),
-    createdAt: fc.integer(),
-  })
-  .map((c) => ({ type: 'ParlayCreated' as const, eventId: `${c.signature}:${c.pos[2]}`, ...c }));
+const created = decodedCreatedArb;
 
 const parlay = parlayKinds('parlay.events').find((k) => k.owns('1'))!.kind;
 /** What the owner of a bulk record on Kafka makes of one command sent packed. */

@@ -5,27 +5,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parlayCommand, parlayCommands, parlayCreatedAsIs } from '../../../topics/parlay-events.ts';
+import { createdArb } from '../../helpers/parlay-arbitraries.ts';
 
-const digits = fc.bigInt(0n, 9_223_372_036_854_775_807n).map(String);
-const leg = fc.record({
-  marketId: digits,
-  market: fc.string({ minLength: 1, maxLength: 64 }),
-  outcome: fc.integer({ min: 0, max: 1 }),
-  probability: fc.integer({ min: 0, max: 1_000_000 }),
-});
-const created = fc.record({
-  type: fc.constant('ParlayCreated'),
-  eventId: fc.string({ minLength: 1, maxLength: 100 }),
-  pos: fc.tuple(fc.nat(), fc.nat(), fc.nat()),
-  signature: fc.string({ minLength: 1, maxLength: 88 }),
-  parlayId: digits,
-  user: fc.string({ minLength: 1, maxLength: 64 }),
-  stake: digits,
-  combinedProbability: digits,
-  potentialPayout: digits,
-  legs: fc.array(leg, { minLength: 1, maxLength: 64 }),
-  createdAt: fc.integer(),
-});
+const created = createdArb;
 
 /** Values a damaged field may take: of every JSON type, near the bounds, and the bounds' neighbours. */
 const odd = fc.oneof(
