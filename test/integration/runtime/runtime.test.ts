@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import pg from 'pg';
 import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.ts';
-import { Asker, AskTimeout } from '../../../src/runtime/asker.ts';
+import { AskFailed, Asker, AskTimeout } from '../../../src/runtime/asker.ts';
 import { MemoryBus } from '../../../src/runtime/memory-bus.ts';
 import { KafkaBus } from '../../../src/runtime/kafka-bus.ts';
 import { partitionFor } from '../../../src/runtime/partitioner.ts';
@@ -147,6 +147,68 @@ for (const [name, makeBus] of buses) {
     t.deepEqual(after, { n: 15 });
     const snap = await r.store.loadSnapshots('counter', ['k0']);
     t.is((snap.get('k0')?.state as Counter).n, 15);
+  });
+}
+
+for (const [name, makeBus] of buses) {
+  test(`${name}: an ask's command reaches its owner as JSON carries it, in a copy of its own`, async (t) => {
+    const db = await freshDatabase();
+    const bus = makeBus();
+    const orm = await openOrm({ databaseUrl: db.url });
+    await migrate(orm, db.url);
+    const prefix = `t${randomBytes(3).toString('hex')}.`;
+    const topic = `${prefix}probe`;
+    const got: unknown[] = [];
+    const kind: ActorKind<{ n: number }, unknown, { n: number }, unknown> = {
+      name: 'probe',
+      topic,
+      decider: {
+        initial: () => ({ n: 0 }),
+        decide: (_s, c) => ({ events: [{ n: 1 }], reply: { got: c } }),
+        evolve: (s, e) => ({ n: s.n + e.n }),
+      },
+      parse: (c) => {
+        if ((c as { refuse?: boolean }).refuse) throw new Error('refused');
+        got.push(c);
+        return c;
+      },
+      toSnapshot: (s) => s,
+      fromSnapshot: (j) => j as { n: number },
+      project: async () => undefined,
+    };
+    const runtime = new Runtime({
+      bus,
+      store: new SqlRuntimeStore(orm),
+      nodeId: 'probe-node',
+      groupId: `${prefix}g`,
+      kinds: [{ kind, owns: () => true }],
+      partitions: { [topic]: 3 },
+      log: pino({ level: 'silent' }),
+    });
+    await runtime.start();
+    const asker = new Asker(bus, `${prefix}probe-node`, 20_000);
+    await asker.start();
+    t.teardown(async () => {
+      await asker.stop();
+      await runtime.stop();
+      await orm.close();
+      await bus.close();
+      await db.drop();
+    });
+    const cmd = { amount: 12345678901234567890n, absent: undefined, list: [1, undefined], at: new Date(0), text: 'a"b' };
+    const asJson = { amount: '12345678901234567890', list: [1, null], at: '1970-01-01T00:00:00.000Z', text: 'a"b' };
+    const reply = await asker.ask({ topic, key: 'k', cmd, id: 'probe-1' });
+    t.deepEqual(got, [asJson], 'the owner parses what JSON would have carried');
+    t.deepEqual(reply, { got: asJson });
+    cmd.amount = 0n;
+    cmd.list.push(2);
+    t.deepEqual(got[0], asJson, "the owner's command is not the asker's object");
+    // A command its owner refuses is dead-lettered as the record's text: in process that text is
+    // built only then, and it is the same JSON.
+    await t.throwsAsync(asker.ask({ topic, key: 'k2', cmd: { refuse: true, amount: 5n }, id: 'probe-2' }), { instanceOf: AskFailed });
+    const [letter] = await orm.em.fork().execute(`select payload from dead_letters where record_key = 'k2'`);
+    const kept = JSON.parse(letter.payload);
+    t.deepEqual([kept.id, kept.cmd], ['probe-2', { refuse: true, amount: '5' }]);
   });
 }
 
