@@ -13,7 +13,7 @@
 // the replay; `--force` overrides) and when the log no longer starts at offset 0 (retention dropped
 // records: the state could not be rebuilt). Replies are not sent again, messages the projections
 // queue again for other topics (wallet releases, already in the wallet log) are dropped, and
-// ledger messages the relay had published stay marked published. An interrupted run (Ctrl-C) is
+// ledger messages the relay had published stay published (its marks, `ledger_published`, are kept). An interrupted run (Ctrl-C) is
 // resumed by the same command: the job (`ops_jobs`) remembers that clearing is done, and every
 // partition goes on from its committed offset.
 import { randomBytes } from 'node:crypto';
@@ -108,7 +108,7 @@ async function targetsOf(ctx: OpsContext, which: { topic: string; partition?: nu
 
 async function publishedMarks(db: Db, markets?: string[]): Promise<Record<string, string>> {
   const rows = await db.execute(
-    `select market, topic, max(seq)::text as seq from ledger_messages where published ${markets ? 'and market in (?)' : ''} group by market, topic`,
+    `select market, topic, seq::text as seq from ledger_published ${markets ? 'where market in (?)' : ''}`,
     markets ? [markets.length ? markets : ['']] : [],
   );
   return Object.fromEntries(rows.map((r: any) => [`${r.market}|${r.topic}`, r.seq]));
@@ -122,9 +122,11 @@ async function finish(ctx: OpsContext, job: Job<any, State>) {
   await ctx.orm.em.fork().transactional(async (em: any) => {
     await em.execute('delete from outbox where id > ?', [job.state.outboxMax]);
     if (marks.length) {
+      // The marks are never cleared; a job saved by the version before (its marks read from the
+      // rows' flags) puts them back as they were.
       await em.execute(
-        `update ledger_messages l set published = true from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint)
-         where l.market = t.market and l.topic = t.topic and l.seq <= t.seq and not l.published`,
+        `insert into ledger_published (market, topic, seq) select t.market, t.topic, t.seq from jsonb_to_recordset(?::jsonb) as t(market text, topic text, seq bigint)
+         on conflict (market, topic) do update set seq = greatest(ledger_published.seq, excluded.seq)`,
         [JSON.stringify(marks)],
       );
     }

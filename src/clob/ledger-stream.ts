@@ -28,8 +28,9 @@ export function ledgerMessage(r: LedgerRow): LedgerMessage {
 /**
  * Publishes unpublished rows in (market, topic, seq) order. A market's rows are taken under an
  * advisory lock of that market, so two relays never interleave one market's messages. One drain
- * is one transaction: the markets with unpublished rows that this relay could lock and their rows
- * in one statement, the sends, then one update.
+ * is one transaction: the markets with rows past their marks that this relay could lock, their
+ * rows, and the marks moved past them (`ledger_take`: ledger rows are never updated), the sends,
+ * then the commit.
  */
 export class LedgerRelay {
   private loop: WakeLoop;
@@ -81,8 +82,8 @@ export class LedgerRelay {
     if (full) this.lastFull = Date.now();
     const drained = await (this.orm.em.fork() as any)
       .transactional(async (em: any) => {
-        // Taken and marked published in one statement (Migration20261201110000), sent, then
-        // committed: a failed send rolls the marks back.
+        // Taken and the marks moved in one call (Migration20261205100000), sent, then committed: a
+        // failed send rolls the marks back.
         const taken: TakenRow[] = markets
           ? await em.execute('select * from ledger_take(array[?]::text[], ?)', [markets, this.limit])
           : await em.execute('select * from ledger_take(null, ?)', [this.limit]);

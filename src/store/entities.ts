@@ -342,8 +342,9 @@ export const TradeParty = defineEntity({
   ],
 });
 
-/** The public ledger, per market and topic with a gap-free `seq`: published to ledger.orders /
- *  ledger.trades and served as Server-Sent Events. */
+/** The public ledger, per market and topic with a gap-free `seq`, append-only: published to
+ *  ledger.orders / ledger.trades (up to its topic's mark in `ledger_published`) and served as
+ *  Server-Sent Events. */
 export const LedgerMessage = defineEntity({
   name: 'LedgerMessage',
   tableName: 'ledger_messages',
@@ -356,14 +357,18 @@ export const LedgerMessage = defineEntity({
     ownerLc: p.string().fieldName('owner_lc').nullable(),
     payload: p.json(),
     at: p.datetime(),
-    published: p.boolean().default(false),
   },
-  indexes: [
-    {
-      name: 'ledger_messages_unpublished_idx',
-      expression: 'create index "ledger_messages_unpublished_idx" on "ledger_messages" ("market", "topic", "seq") where not "published"',
-    },
-  ],
+});
+
+/** What the ledger relay has published: every message of (market, topic) up to `seq` went out. */
+export const LedgerPublished = defineEntity({
+  name: 'LedgerPublished',
+  tableName: 'ledger_published',
+  properties: {
+    market: p.string().primary(),
+    topic: p.string().primary().length(16),
+    seq: p.bigint(),
+  },
 });
 
 /** A curated combo (issue 7): figures as of its last refresh; legs in parlay_template_legs. */
@@ -529,6 +534,7 @@ export const OpsJobItem = defineEntity({
 
 export const entities = [
   LedgerMessage,
+  LedgerPublished,
   OpenOrder,
   Trade,
   TradeParty,

@@ -25,6 +25,7 @@ import { Migration20261201110000 } from './Migration20261201110000.ts';
 import { Migration20261202100000 } from './Migration20261202100000.ts';
 import { Migration20261203100000 } from './Migration20261203100000.ts';
 import { Migration20261204100000 } from './Migration20261204100000.ts';
+import { Migration20261205100000 } from './Migration20261205100000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -53,4 +54,5 @@ export const migrationsList = [
   { name: 'Migration20261202100000', class: Migration20261202100000 },
   { name: 'Migration20261203100000', class: Migration20261203100000 },
   { name: 'Migration20261204100000', class: Migration20261204100000 },
+  { name: 'Migration20261205100000', class: Migration20261205100000 },
 ];

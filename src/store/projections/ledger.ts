@@ -341,7 +341,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     }
     if (ledger.length) {
       // One writer per market (its book's partition): the next seq of each (market, topic) is read and
-      // assigned inside `ledger_append` (migration Migration20261129100000), gap-free.
+      // assigned inside `ledger_append` (migration Migration20261205100000), gap-free; rows are never updated.
       await tx.execute('select ledger_append(?::jsonb)', [toJson(ledger)]);
     }
     // Sent by the worker right after the commit (kept in the outbox until then); the relay's only

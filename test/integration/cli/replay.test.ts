@@ -122,7 +122,7 @@ test.serial('rebuild, replay a partition and inspect actors from the topics', as
   t.regex(rebuilt.stderr, /rebuild: replaying the command topics .*100\.0%/);
   const after = await dump();
   for (const k of Object.keys(before) as (keyof typeof before)[]) t.deepEqual(after[k], before[k], k);
-  t.is((await q('select count(*)::int as n from ledger_messages where not published'))[0].n, 0, 'nothing is published twice');
+  t.is((await q('select count(*)::int as n from ledger_unpublished'))[0].n, 0, 'nothing is published twice');
   t.is((await q('select count(*)::int as n from outbox'))[0].n, 0, 'nothing is queued again');
 
   // replay-partition: a corrupted parlay row is made right.
@@ -144,7 +144,7 @@ test.serial('rebuild, replay a partition and inspect actors from the topics', as
   t.is(r2.code, 0, r2.stderr);
   const fixed2 = await dump();
   for (const k of ['orders', 'trades', 'parties', 'ledger', 'offsets', 'inbox'] as const) t.deepEqual(fixed2[k], before[k], k);
-  t.is((await q('select count(*)::int as n from ledger_messages where not published'))[0].n, 0);
+  t.is((await q('select count(*)::int as n from ledger_unpublished'))[0].n, 0);
   const bad = await runOps(['replay-partition', '--topic', 'nope', '--partition', '0', '--quiet'], env);
   t.is(bad.code, 2);
 

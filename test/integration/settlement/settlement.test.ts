@@ -366,7 +366,7 @@ test.serial('ledger.trades on Kafka and over SSE: every status message once, seq
       type,
     );
   await until(
-    async () => (await sql('select count(*)::int as n from ledger_messages where market = ? and not published', [m]))[0].n === 0,
+    async () => (await sql('select count(*)::int as n from ledger_unpublished where market = ?', [m]))[0].n === 0,
     20_000,
     'the relay',
   );
