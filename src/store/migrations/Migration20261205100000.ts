@@ -74,6 +74,10 @@ begin
     mk := p_markets;
   end if;
   mk := array(select u.m from unnest(mk) as u(m) where pg_try_advisory_xact_lock(hashtext('ledger:' || u.m)));
+  -- The marks need not wait for their WAL to reach the disk: lost in a crash of PostgreSQL, they
+  -- would only send their rows again (at least once, as a relay that dies between its send and
+  -- its commit does), never lose one; the rows themselves were committed by their books.
+  perform set_config('synchronous_commit', 'off', true);
   if cardinality(mk) = 0 then
     return;
   end if;
