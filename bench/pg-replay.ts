@@ -19,6 +19,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
+import { cpuSplitOf } from './cpu.ts';
 
 const dir = process.argv[2] ?? '/tmp/pg-capture';
 const codes = (process.env.CODE ?? '.').split(',').map((c) => resolve(c));
@@ -57,10 +58,11 @@ const statements = lines
     values: values?.map((v: any) => (v && v.type === 'Buffer' && Array.isArray(v.data) ? Buffer.from(v.data) : v)) ?? undefined,
   }));
 
-const TICK_MS = 10; // /proc's clock ticks (USER_HZ 100)
+/** The backend's CPU so far, in ms (bench/cpu.ts reads /proc). */
 const cpuOf = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { user: Number(f[11]) * TICK_MS, sys: Number(f[12]) * TICK_MS };
+  const c = cpuSplitOf(pid);
+  if (!c) throw new Error(`backend ${pid} is gone`);
+  return { user: Math.round(c.user * 1000), sys: Math.round(c.kernel * 1000) };
 };
 
 type Kinds = Map<string, { n: number; user: number; sys: number; errors: number }>;
