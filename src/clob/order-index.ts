@@ -4,9 +4,12 @@
 // of its own: on PGlite about 0.3 ms of the node's one thread each (the largest single cost of the
 // embedded order path), on PostgreSQL a round trip each. The reads asked in one event-loop turn share
 // one statement instead (DataLoader, scheduled on setImmediate). Whether an order was posted is
-// never cached; the market a token trades in is, for MARKET_TTL_MS (and forgotten at once when this
-// node edits the market): the book checks status, tick and size again itself, so a market closed
-// elsewhere a moment ago is still refused, by its book. With the market in memory, whether the
+// never cached; the market a token trades in is, and forgotten at once when it changes: when this
+// node edits it, and, while the markets are watched (`watched`: PostgreSQL's notifications of
+// `clob_markets` are being received, or the node is the database's only writer), when any node or
+// session does (src/clob/market-watch.ts). Unwatched, it is read again after MARKET_TTL_MS. The
+// book checks status, tick and size again itself, so a market closed elsewhere a moment ago is still
+// refused, by its book. With the market in memory, whether the
 // order was posted is not read at all unless the token's book lately asked for it: a book that
 // remembers every order it was given tells a duplicate itself (actors/market-book/place.ts,
 // `ledgerFirst`); one that does not answers CHECK_LEDGER, and the ledger is read then, and first
@@ -29,8 +32,10 @@ export interface OrderRow {
   status: string;
 }
 
-/** How long the market a token trades in is taken from memory before it is read again. */
+/** How long the market a token trades in is taken from memory before it is read again (markets unwatched). */
 export const MARKET_TTL_MS = 1_000;
+/** The same while the markets are watched: a belt, for a change no notification told (none is known). */
+export const WATCHED_MARKET_TTL_MS = 60_000;
 /** After a book asked for a ledger read (CHECK_LEDGER), how long its token's orders are read first. */
 export const READ_FIRST_MS = 60_000;
 /** Most orders placed through this node remembered with their market (the oldest go first). */
@@ -91,6 +96,8 @@ export class OrderIndex {
 
   /** The market of each token lately read, and when. */
   private readonly markets = new Map<string, { market: MarketConfig; at: number }>();
+  /** Markets forgotten so far: a read that a change overtook is not kept (its snapshot may predate the change). */
+  private changes = 0;
   /** Tokens whose book lately asked for a ledger read: until when their orders are read first. */
   private readonly readFirst = new Map<string, number>();
   /** Orders placed through this node and the market each trades in (an order's market never changes). */
@@ -101,6 +108,8 @@ export class OrderIndex {
     private db: () => Db,
     private reader?: Reader,
     private marketTtlMs = MARKET_TTL_MS,
+    /** Every change of a market reaches `forgetMarket` now (see the header). */
+    private watched: () => boolean = () => false,
   ) {
     this.seen = turnLoader(async (keys) => {
       const rows = await this.query('clob_orders_seen', SEEN_AND_MARKET, [
@@ -128,15 +137,17 @@ export class OrderIndex {
    */
   async forOrder(tokenId: string, orderId: string): Promise<{ seen: boolean | undefined; market: MarketConfig | null }> {
     const known = this.markets.get(tokenId);
-    if (known && Date.now() - known.at < this.marketTtlMs) {
+    const ttl = this.watched() ? Math.max(this.marketTtlMs, WATCHED_MARKET_TTL_MS) : this.marketTtlMs;
+    if (known && Date.now() - known.at < ttl) {
       const until = this.readFirst.get(tokenId);
       if (until !== undefined && until <= Date.now()) this.readFirst.delete(tokenId);
       if (until === undefined || until <= Date.now()) return { seen: undefined, market: known.market };
       // Its book asked lately: whether the order was posted (the cancels' statement, shared).
       return { seen: await this.posted(orderId), market: known.market };
     }
+    const before = this.changes;
     const r = await this.seen.load({ orderId, tokenId });
-    if (r.market) {
+    if (r.market && this.changes === before) {
       if (this.markets.size >= MAX_TOKENS) this.markets.clear();
       this.markets.set(tokenId, { market: r.market, at: Date.now() });
     }
@@ -154,9 +165,17 @@ export class OrderIndex {
     this.readFirst.set(tokenId, Date.now() + READ_FIRST_MS);
   }
 
-  /** Forgets what is remembered of a market (this node just changed it). */
+  /** Forgets what is remembered of a market (it just changed). */
   forgetMarket(conditionId: string): void {
-    for (const [token, m] of this.markets) if (m.market.condition_id === conditionId.toLowerCase()) this.markets.delete(token);
+    this.changes++;
+    const id = conditionId.toLowerCase();
+    for (const [token, m] of this.markets) if (m.market.condition_id === id) this.markets.delete(token);
+  }
+
+  /** Forgets every market (changes may have gone untold: the notifications' connection was lost). */
+  forgetAllMarkets(): void {
+    this.changes++;
+    this.markets.clear();
   }
 
   /** An order this node placed (answered as placed): a cancel of it is routed without a read. */

@@ -3,8 +3,13 @@
 // own answer (an order already posted, a new one, a token no market trades; the rows a cancel
 // names, unknown ids left out; one order alone by its key); a token's market is read again only
 // after a while, or at once once this node edited it; with it in memory, whether an order was posted
-// is read only for a while after its book asked for it (CHECK_LEDGER).
+// is read only for a while after its book asked for it (CHECK_LEDGER). On PostgreSQL, with the
+// markets watched through `clob_markets` notifications (src/modules/market-watch.ts), a market stays
+// in memory past the TTL and is forgotten as soon as any session changes its row; a lost
+// notifications' connection forgets them all and brings the TTL back until it listens again.
 import test, { type ExecutionContext } from 'ava';
+import pg from 'pg';
+import { watchMarkets } from '../../../src/modules/market-watch.ts';
 import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
 import { openReader } from '../../../src/store/reader.ts';
 import { OrderIndex } from '../../../src/clob/order-index.ts';
@@ -17,7 +22,7 @@ const NO = 'No11111111111111111111111111111111111111111';
 const POSTED = `0x${'a'.repeat(64)}`;
 const FRESH = `0x${'b'.repeat(64)}`;
 
-async function stand(t: ExecutionContext, engine: 'pglite' | 'postgresql', marketTtlMs?: number) {
+async function stand(t: ExecutionContext, engine: 'pglite' | 'postgresql', marketTtlMs?: number, watched?: () => boolean) {
   const pgDb = engine === 'postgresql' ? await freshDatabase('orderix') : null;
   const orm: Orm = await openOrm(pgDb ? { databaseUrl: pgDb.url } : { dataDir: 'memory://' });
   await migrate(orm, pgDb?.url);
@@ -42,7 +47,7 @@ async function stand(t: ExecutionContext, engine: 'pglite' | 'postgresql', marke
   // The statements the index sends, counted on the real reader.
   const sent: string[] = [];
   const counted = { query: (name: string, sql: string, params: unknown[]) => (sent.push(name), reader.query(name, sql, params)) };
-  return { index: new OrderIndex(() => db, counted, marketTtlMs), sent };
+  return { index: new OrderIndex(() => db, counted, marketTtlMs, watched), sent, url: pgDb?.url };
 }
 
 for (const engine of ['pglite', 'postgresql'] as const) {
@@ -126,3 +131,57 @@ for (const engine of ['pglite', 'postgresql'] as const) {
     t.deepEqual(sent, ['clob_orders_seen', 'clob_orders_seen']);
   });
 }
+
+test('postgresql: watched markets stay in memory until their row changes, whoever changes it; a lost connection forgets them', async (t) => {
+  let watch: Awaited<ReturnType<typeof watchMarkets>> | null = null;
+  const { index, sent, url } = await stand(t, 'postgresql', 50, () => watch?.listening ?? false);
+  watch = await watchMarkets(url!, () => index, { warn() {} });
+  const listener = watch;
+  t.teardown(() => listener.close());
+  t.true(listener.listening);
+  const other = new pg.Client({ connectionString: url });
+  await other.connect();
+  t.teardown(() => other.end());
+
+  t.is((await index.forOrder(YES, FRESH)).market?.tick_size, 10000n);
+  await new Promise((r) => setTimeout(r, 120)); // past the unwatched TTL
+  await index.forOrder(YES, FRESH);
+  t.deepEqual(sent, ['clob_orders_seen'], 'watched: no read after the TTL');
+
+  // Another session edits the market: forgotten once its notification is in, then read afresh.
+  await other.query(`update markets set tick_size = 1000 where condition_id = 'm1'`);
+  await listener.sync();
+  t.is((await index.forOrder(YES, FRESH)).market?.tick_size, 1000n);
+  t.deepEqual(sent, ['clob_orders_seen', 'clob_orders_seen']);
+  // A change of another market forgets only that one.
+  await other.query(
+    `insert into markets (condition_id, yes_token_id, no_token_id, tick_size, min_size, taker_fee_bps, status, created_at, updated_at)
+     values ('m2', 'Yes2222222222222222222222222222222222222222', 'No22222222222222222222222222222222222222222', 10000, 1000000, 0, 'open', now(), now())`,
+  );
+  await listener.sync();
+  await index.forOrder(YES, FRESH);
+  t.is(sent.length, 2, 'm1 still in memory');
+
+  // The notifications' connection is lost: everything forgotten, and the TTL applies until it listens again.
+  await other.query(
+    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:clob_markets' and datname = current_database()`,
+  );
+  const deadline = Date.now() + 5_000;
+  while (listener.listening && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.false(listener.listening);
+  await index.forOrder(YES, FRESH);
+  t.is(sent.length, 3, 'forgotten with the connection');
+  await new Promise((r) => setTimeout(r, 120));
+  if (!listener.listening) {
+    await index.forOrder(YES, FRESH);
+    t.is(sent.length, 4, 'unwatched: read again after the TTL');
+  }
+  // It listens again (reconnecting after a second) and the markets are kept again.
+  while (!listener.listening && Date.now() < deadline + 5_000) await new Promise((r) => setTimeout(r, 20));
+  t.true(listener.listening);
+  const n = sent.length;
+  await index.forOrder(YES, FRESH);
+  await new Promise((r) => setTimeout(r, 120));
+  await index.forOrder(YES, FRESH);
+  t.is(sent.length, n + 1, 'one read after listening again, then kept');
+});
