@@ -169,7 +169,7 @@ export class OrderIndex {
   forgetMarket(conditionId: string): void {
     this.changes++;
     const id = conditionId.toLowerCase();
-    for (const [token, m] of this.markets) if (m.market.condition_id === id) this.markets.delete(token);
+    for (const [token, m] of this.markets) if (m.market.condition_id.toLowerCase() === id) this.markets.delete(token);
   }
 
   /** Forgets every market (changes may have gone untold: the notifications' connection was lost). */
