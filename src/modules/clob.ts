@@ -13,7 +13,6 @@ import { clobKinds } from '../clob/kinds.ts';
 import { Catalog } from '../clob/catalog.ts';
 import { OrderIndex } from '../clob/order-index.ts';
 import { watchMarkets } from './market-watch.ts';
-import type { NotifyListener } from '../store/notify-listener.ts';
 import { ClobTokens } from '../clob/sign-in.ts';
 import { ClobService } from '../clob/service.ts';
 import { BalanceWatch, balanceOf } from '../clob/balances.ts';
@@ -58,13 +57,9 @@ export async function clobModule(
   const catalog = new Catalog(db, infra.reader);
   // On PostgreSQL the markets are watched through its notifications (several nodes edit them); the
   // embedded node reads a market again every second, as the index does unwatched.
-  let marketWatch: NotifyListener | null = null;
-  const orders = new OrderIndex(db, infra.reader, undefined, () => marketWatch?.listening ?? false);
-  if (cfg.databaseUrl) {
-    marketWatch = await watchMarkets(cfg.databaseUrl, () => orders, log);
-    const watch = marketWatch;
-    life.defer('market watch', () => watch.close());
-  }
+  let marketWatch: { listening(): boolean } | null = null;
+  const orders = new OrderIndex(db, infra.reader, undefined, () => marketWatch?.listening() ?? false);
+  if (infra.notifications) marketWatch = watchMarkets(infra.notifications, () => orders);
   const tokens = new ClobTokens(cfg.clobJwtSecret, cfg.clobTokenTtl);
   const relay = new OutboxRelay(orm, bus, log);
   relay.start();

@@ -9,6 +9,7 @@ import type { createMetrics } from '../metrics.ts';
 import { openOrm, migrate, pgliteEngineOf, type Orm } from '../store/orm.ts';
 import { readRows } from '../store/pglite-script.ts';
 import { openReader } from '../store/reader.ts';
+import { NotifyListener } from '../store/notify-listener.ts';
 import { SqlRuntimeStore } from '../store/runtime-store.ts';
 import { formatQuery } from '../store/sql-format.ts';
 import { MemoryBus } from '../runtime/memory-bus.ts';
@@ -27,6 +28,11 @@ export interface Infrastructure {
   /** Single statements straight to the driver (a forked entity manager per call costs more than the call). */
   db: () => Db;
   reader: ReturnType<typeof openReader>;
+  /**
+   * PostgreSQL's change notifications, one LISTEN connection for the node's channels (the parlay
+   * read cache's, the front door's markets); null on PGlite.
+   */
+  notifications: NotifyListener | null;
   topics: { parlay: string; book: string; wallet: string; ledger: (t: 'orders' | 'trades') => string };
 }
 
@@ -70,6 +76,11 @@ export async function openInfrastructure(
   };
   const reader = openReader(orm, cfg.databaseUrl, Math.max(2, Math.min(8, cfg.databasePoolMax)));
   life.defer('reader', () => reader.close());
+  const notifications = cfg.databaseUrl ? new NotifyListener({ url: cfg.databaseUrl, channel: 'node_sync', log }) : null;
+  if (notifications) {
+    await notifications.start();
+    life.defer('notifications', () => notifications.close());
+  }
   const p = cfg.topicPrefix;
   return {
     orm,
@@ -77,6 +88,7 @@ export async function openInfrastructure(
     store: new SqlRuntimeStore(orm, cfg.databaseCommitsInFlight),
     db: () => handle,
     reader,
+    notifications,
     topics: {
       parlay: p + TOPICS.parlayEvents,
       book: p + TOPICS.clobCommands,

@@ -4,23 +4,15 @@
 // notification arrives. While the notifications are received, the index keeps the markets in
 // memory (src/clob/order-index.ts, `watched`); when the connection is lost, everything is
 // forgotten and the index reads each market again every MARKET_TTL_MS until it listens again.
-import { NotifyListener } from '../store/notify-listener.ts';
+import type { NotifyListener } from '../store/notify-listener.ts';
 import type { OrderIndex } from '../clob/order-index.ts';
 
 export const MARKETS_CHANNEL = 'clob_markets';
 
-export async function watchMarkets(
-  url: string,
-  orders: () => OrderIndex,
-  log: { warn(o: object, m?: string): void },
-): Promise<NotifyListener> {
-  const listener = new NotifyListener({
-    url,
-    channel: MARKETS_CHANNEL,
+/** Subscribes `orders` to the markets' changes on `notifications`; `listening()` tells whether they are received. */
+export function watchMarkets(notifications: NotifyListener, orders: () => OrderIndex): { listening(): boolean } {
+  return notifications.subscribe(MARKETS_CHANNEL, {
     onPayload: (id) => (id === '*' ? orders().forgetAllMarkets() : orders().forgetMarket(id)),
     onGap: () => orders().forgetAllMarkets(),
-    log,
   });
-  await listener.start();
-  return listener;
 }

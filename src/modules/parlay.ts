@@ -9,7 +9,6 @@ import type { Asker } from '../runtime/asker.ts';
 import { parlayKinds } from '../parlay/kinds.ts';
 import { ParlayService } from '../parlay/service.ts';
 import { ParlayReadCache } from '../parlay/read-cache.ts';
-import { NotifyListener } from '../store/notify-listener.ts';
 import { Web3Gateway, parseKeypair, type ChainGateway } from '../chain/gateway.ts';
 import { PARLAY_PROGRAM_ID } from '../chain/idl.ts';
 import { parlayRoutes } from '../http/routes/parlays.ts';
@@ -38,19 +37,12 @@ export async function parlayModule(
         : null;
   // The parlay reads users poll, answered from memory while PostgreSQL's change notifications arrive.
   let reads: { cache: ParlayReadCache<Buffer>; settled(): Promise<void> } | undefined;
-  if (cfg.databaseUrl && cfg.readCacheWallets > 0) {
-    let listener: NotifyListener | null = null;
-    const cache = new ParlayReadCache<Buffer>(() => listener?.listening ?? false, cfg.readCacheWallets, o.metrics.readCache);
-    listener = new NotifyListener({
-      url: cfg.databaseUrl,
-      channel: 'parlay_reads',
-      onPayload: (p) => cache.changed(p),
-      onGap: () => cache.clear(),
-      log: o.log,
-    });
-    await listener.start();
-    o.life.defer('parlay read cache', () => listener.close());
-    reads = { cache, settled: () => listener.sync() };
+  const notifications = infra.notifications;
+  if (notifications && cfg.readCacheWallets > 0) {
+    let sub: { listening(): boolean } | null = null;
+    const cache = new ParlayReadCache<Buffer>(() => sub?.listening() ?? false, cfg.readCacheWallets, o.metrics.readCache);
+    sub = notifications.subscribe('parlay_reads', { onPayload: (p) => cache.changed(p), onGap: () => cache.clear() });
+    reads = { cache, settled: () => notifications.sync() };
   }
   const service = new ParlayService({
     db: infra.db,

@@ -1,17 +1,24 @@
-// A PostgreSQL LISTEN connection of its own: hands each notification of one channel to `onPayload`,
-// reconnects after a loss, and calls `onGap` whenever notifications may have been missed (before it
-// listens again). `sync()` waits until every notification committed before the call has been handed
-// over: PostgreSQL delivers a session's notifications in commit order, its own included, so a
-// notification of our own sent now arrives after all of them.
+// A PostgreSQL LISTEN connection of its own, for one channel or several (`subscribe`: a node's read
+// cache and its front door's markets share one connection): hands each notification to its channel's
+// `onPayload`, reconnects after a loss, and calls each channel's `onGap` whenever its notifications
+// may have been missed (before it listens again). `sync()` waits until every notification committed
+// before the call has been handed over: PostgreSQL delivers a session's notifications in commit
+// order, its own included and whatever their channels, so a notification of our own sent now
+// arrives after all of them.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
-export interface NotifyListenerOptions {
-  url: string;
-  channel: string;
+/** What one channel's notifications go to. */
+export interface ChannelHandler {
   onPayload(payload: string): void;
   /** Notifications may have been missed (connection lost or not yet listening). */
   onGap(): void;
+}
+
+export interface NotifyListenerOptions extends Partial<ChannelHandler> {
+  url: string;
+  /** The channel `sync()`'s tokens go through; with `onPayload` and `onGap`, its first subscription. */
+  channel: string;
   log: { warn(o: object, m?: string): void };
   reconnectMs?: number;
   syncTimeoutMs?: number;
@@ -19,17 +26,45 @@ export interface NotifyListenerOptions {
 
 const SYNC = 'sync:';
 
+interface Channel extends ChannelHandler {
+  /** LISTEN done on the current connection, and its gap reported. */
+  live: boolean;
+}
+
 export class NotifyListener {
   private client: pg.Client | null = null;
   private closed = false;
   private live = false;
   private waiting = new Map<string, () => void>();
+  private channels = new Map<string, Channel>();
 
-  constructor(private o: NotifyListenerOptions) {}
+  constructor(private o: NotifyListenerOptions) {
+    if (o.onPayload && o.onGap) this.subscribe(o.channel, { onPayload: o.onPayload, onGap: o.onGap });
+  }
 
-  /** Listening now: what was committed before the last `onGap` is being reported. */
+  /** Listening now: what was committed before the last `onGap` is being reported (every channel subscribed by `start`). */
   get listening(): boolean {
     return this.live;
+  }
+
+  /**
+   * Hands `channel`'s notifications to `handler` from now on; `listening()` tells whether they are
+   * being received (its LISTEN done on the live connection, and the gap before it reported).
+   */
+  subscribe(channel: string, handler: ChannelHandler): { listening(): boolean } {
+    if (this.channels.has(channel)) throw new Error(`notifications of ${channel}: already subscribed`);
+    const ch: Channel = { ...handler, live: false };
+    this.channels.set(channel, ch);
+    const client = this.client;
+    if (client && this.live) void this.listenOn(client, channel, ch).catch((err) => this.lost(err, client));
+    return { listening: () => ch.live && this.live };
+  }
+
+  private async listenOn(client: pg.Client, channel: string, ch: Channel): Promise<void> {
+    await client.query(`listen "${channel}"`);
+    if (this.closed || this.client !== client) return;
+    ch.onGap(); // what changed before we listened was not reported
+    ch.live = true;
   }
 
   async start(): Promise<void> {
@@ -40,21 +75,28 @@ export class NotifyListener {
     const client = new pg.Client({ connectionString: this.o.url, application_name: `listen:${this.o.channel}` });
     this.client = client;
     client.on('notification', (n) => {
-      if (n.channel !== this.o.channel) return;
       const payload = n.payload ?? '';
-      if (payload.startsWith(SYNC)) {
+      if (n.channel === this.o.channel && payload.startsWith(SYNC)) {
         this.waiting.get(payload)?.();
         return;
       }
-      this.o.onPayload(payload);
+      this.channels.get(n.channel)?.onPayload(payload);
     });
     client.on('error', (err) => this.lost(err, client));
     client.on('end', () => this.lost(new Error('connection ended'), client));
     await client.connect();
-    await client.query(`listen "${this.o.channel}"`);
+    // One statement for every channel subscribed so far (the sync channel's tokens included).
+    const subs = [...this.channels.values()];
+    const names = new Set([this.o.channel, ...this.channels.keys()]);
+    await client.query([...names].map((c) => `listen "${c}";`).join(' '));
     if (this.closed || this.client !== client) return;
-    this.o.onGap(); // what changed before we listened was not reported
+    for (const ch of subs) {
+      ch.onGap(); // what changed before we listened was not reported
+      ch.live = true;
+    }
     this.live = true;
+    // Channels subscribed while that statement ran.
+    for (const [name, ch] of this.channels) if (!ch.live) void this.listenOn(client, name, ch).catch((err) => this.lost(err, client));
   }
 
   private lost(err: unknown, client = this.client): void {
@@ -62,12 +104,15 @@ export class NotifyListener {
     this.client = null;
     const wasLive = this.live;
     this.live = false;
-    this.o.onGap();
+    for (const ch of this.channels.values()) {
+      ch.live = false;
+      ch.onGap();
+    }
     for (const done of this.waiting.values()) done();
     this.waiting.clear();
     client?.end().catch(() => undefined);
     if (this.closed) return;
-    if (wasLive) this.o.log.warn({ err }, `notifications of ${this.o.channel}: connection lost; reconnecting`);
+    if (wasLive) this.o.log.warn({ err, channels: [...this.channels.keys()] }, 'notifications: connection lost; reconnecting');
     setTimeout(() => {
       if (!this.closed && !this.client) this.connect().catch((e) => this.lost(e));
     }, this.o.reconnectMs ?? 1000).unref();
@@ -110,15 +155,18 @@ export class NotifyListener {
     if (!client || !this.live) return;
     const token = SYNC + randomUUID();
     const arrived = new Promise<void>((resolve) => this.waiting.set(token, resolve));
+    const gap = () => {
+      for (const ch of this.channels.values()) ch.onGap();
+    };
     const timer = setTimeout(() => {
-      this.o.onGap();
+      gap();
       this.waiting.get(token)?.();
     }, this.o.syncTimeoutMs ?? 2000);
     try {
       await client.query('select pg_notify($1, $2)', [this.o.channel, token]);
       await arrived;
     } catch {
-      this.o.onGap();
+      gap();
     } finally {
       clearTimeout(timer);
       this.waiting.delete(token);

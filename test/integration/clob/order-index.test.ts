@@ -10,6 +10,7 @@
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { watchMarkets } from '../../../src/modules/market-watch.ts';
+import { NotifyListener } from '../../../src/store/notify-listener.ts';
 import { openOrm, migrate, type Orm } from '../../../src/store/orm.ts';
 import { openReader } from '../../../src/store/reader.ts';
 import { OrderIndex } from '../../../src/clob/order-index.ts';
@@ -133,12 +134,16 @@ for (const engine of ['pglite', 'postgresql'] as const) {
 }
 
 test('postgresql: watched markets stay in memory until their row changes, whoever changes it; a lost connection forgets them', async (t) => {
-  let watch: Awaited<ReturnType<typeof watchMarkets>> | null = null;
-  const { index, sent, url } = await stand(t, 'postgresql', 50, () => watch?.listening ?? false);
-  watch = await watchMarkets(url!, () => index, { warn() {} });
-  const listener = watch;
+  let watch: { listening(): boolean } | null = null;
+  const { index, sent, url } = await stand(t, 'postgresql', 50, () => watch?.listening() ?? false);
+  // As a node: one listening connection, started first, the markets' channel subscribed on it.
+  const listener = new NotifyListener({ url: url!, channel: 'node_sync', log: { warn() {} } });
+  await listener.start();
   t.teardown(() => listener.close());
-  t.true(listener.listening);
+  watch = watchMarkets(listener, () => index);
+  const deadline0 = Date.now() + 5_000;
+  while (!watch.listening() && Date.now() < deadline0) await new Promise((r) => setTimeout(r, 5));
+  t.true(watch.listening());
   const other = new pg.Client({ connectionString: url });
   await other.connect();
   t.teardown(() => other.end());
@@ -164,21 +169,21 @@ test('postgresql: watched markets stay in memory until their row changes, whoeve
 
   // The notifications' connection is lost: everything forgotten, and the TTL applies until it listens again.
   await other.query(
-    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:clob_markets' and datname = current_database()`,
+    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:node_sync' and datname = current_database()`,
   );
   const deadline = Date.now() + 5_000;
-  while (listener.listening && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  t.false(listener.listening);
+  while (watch.listening() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.false(watch.listening());
   await index.forOrder(YES, FRESH);
   t.is(sent.length, 3, 'forgotten with the connection');
   await new Promise((r) => setTimeout(r, 120));
-  if (!listener.listening) {
+  if (!watch.listening()) {
     await index.forOrder(YES, FRESH);
     t.is(sent.length, 4, 'unwatched: read again after the TTL');
   }
   // It listens again (reconnecting after a second) and the markets are kept again.
-  while (!listener.listening && Date.now() < deadline + 5_000) await new Promise((r) => setTimeout(r, 20));
-  t.true(listener.listening);
+  while (!watch.listening() && Date.now() < deadline + 5_000) await new Promise((r) => setTimeout(r, 20));
+  t.true(watch.listening());
   const n = sent.length;
   await index.forOrder(YES, FRESH);
   await new Promise((r) => setTimeout(r, 120));

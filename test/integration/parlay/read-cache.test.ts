@@ -122,7 +122,7 @@ test.serial("a market's question shows in the cached legs once the market is wri
 test.serial('a lost notification connection: reads go to the database, nothing stale is served, caching resumes', async (t) => {
   t.is((await list(node.url)).length, 3);
   const { rowCount } = await sql.query(
-    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:parlay_reads' and datname = current_database()`,
+    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:node_sync' and datname = current_database()`,
   );
   t.is(rowCount, 1);
   // Changed while the node is not listening: must not be answered from what was cached before.

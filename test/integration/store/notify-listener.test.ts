@@ -1,6 +1,7 @@
 // src/store/notify-listener.ts on PostgreSQL: `sync()` resolves only once every notification
 // committed before its call has been handed over, also when many callers sync at once (they share
-// tokens: fewer round trips than callers, none answered early).
+// tokens: fewer round trips than callers, none answered early); several channels share its one
+// connection, each with its own payloads and gaps.
 import test from 'ava';
 import pg from 'pg';
 import { freshDatabase } from '../../helpers/db.ts';
@@ -81,4 +82,52 @@ test('a sync while not listening (no connection yet) resolves at once', async (t
   await listener.sync();
   await listener.close();
   t.pass();
+});
+
+test('several channels on one connection: each gets its own payloads and gaps, also one subscribed after the start', async (t) => {
+  const db = await freshDatabase('notifych');
+  const writer = new pg.Client({ connectionString: db.url });
+  const got: Record<string, string[]> = { a: [], b: [] };
+  const gaps: Record<string, number> = { a: 0, b: 0 };
+  const listener = new NotifyListener({ url: db.url, channel: 'sync_only', log, reconnectMs: 50 });
+  try {
+    await writer.connect();
+    const a = listener.subscribe('a', { onPayload: (p) => got.a.push(p), onGap: () => gaps.a++ });
+    await listener.start();
+    t.true(a.listening());
+    t.is(gaps.a, 1, 'a: the gap before it listened');
+    const b = listener.subscribe('b', { onPayload: (p) => got.b.push(p), onGap: () => gaps.b++ });
+    for (let i = 0; i < 100 && !b.listening(); i++) await new Promise((r) => setTimeout(r, 10));
+    t.true(b.listening());
+    t.is(gaps.b, 1, 'b: the gap before it listened');
+    t.throws(() => listener.subscribe('a', { onPayload() {}, onGap() {} }));
+
+    await writer.query(`select pg_notify('a', 'a1'), pg_notify('b', 'b1'), pg_notify('c', 'c1')`);
+    await listener.sync();
+    t.deepEqual(got, { a: ['a1'], b: ['b1'] });
+    const [{ n }] = (
+      await writer.query(
+        `select count(*)::int as n from pg_stat_activity where application_name = 'listen:sync_only' and datname = current_database()`,
+      )
+    ).rows;
+    t.is(n, 1, 'one connection');
+
+    // The connection lost: both channels told, both listen again on the next one.
+    await writer.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'listen:sync_only' and datname = current_database()`,
+    );
+    for (let i = 0; i < 100 && a.listening(); i++) await new Promise((r) => setTimeout(r, 10));
+    t.false(a.listening());
+    t.false(b.listening());
+    for (let i = 0; i < 300 && !(a.listening() && b.listening()); i++) await new Promise((r) => setTimeout(r, 10));
+    t.true(a.listening() && b.listening());
+    t.deepEqual(gaps, { a: 3, b: 3 }, 'lost, then listening again: a gap each time');
+    await writer.query(`select pg_notify('b', 'b2')`);
+    await listener.sync();
+    t.deepEqual(got, { a: ['a1'], b: ['b1', 'b2'] });
+  } finally {
+    await listener.close();
+    await writer.end();
+    await db.drop();
+  }
 });
