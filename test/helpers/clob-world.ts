@@ -68,3 +68,19 @@ export async function clobWorld(env: Record<string, string> = {}, marketOver: Re
     },
   };
 }
+
+/** Another node of the world's cluster: the same database, broker, topics, mints and chain. */
+export function secondNode(w: ClobWorld, env: Record<string, string> = {}): Promise<ServiceNode> {
+  return testNode(
+    {
+      DATABASE_URL: w.node.config.databaseUrl,
+      KAFKA_BROKERS,
+      TOPIC_PREFIX: w.node.config.topicPrefix,
+      CLOB_COLLATERAL_MINT: w.node.config.collateralMint,
+      CLOB_DELEGATE: w.node.config.delegate,
+      CLOB_INTERNAL_TOKEN: 'internal-secret',
+      ...env,
+    },
+    { chain: w.node.parlays.chain() },
+  );
+}

@@ -4,9 +4,9 @@
 // whichever node got its heartbeats; a wallet that keeps beating, or never opted in, keeps them.
 import test from 'ava';
 import { Keypair } from '@solana/web3.js';
-import { call, testNode, KAFKA_BROKERS } from '../../helpers/node.ts';
+import { call } from '../../helpers/node.ts';
 import { bearer, createMarket, order } from '../../helpers/clob.ts';
-import { clobWorld, U, type ClobWorld } from '../../helpers/clob-world.ts';
+import { clobWorld, secondNode, U, type ClobWorld } from '../../helpers/clob-world.ts';
 import type { ServiceNode } from '../../../src/node.ts';
 
 // Generous against a loaded CI machine: a heartbeat every 300 ms must never leave a gap this long.
@@ -18,18 +18,7 @@ let n2: ServiceNode;
 test.before(async () => {
   w = await clobWorld({ CLOB_HEARTBEAT_TIMEOUT_MS: String(TIMEOUT_MS) });
   n1 = w.node;
-  n2 = await testNode(
-    {
-      DATABASE_URL: w.node.config.databaseUrl,
-      KAFKA_BROKERS,
-      TOPIC_PREFIX: w.node.config.topicPrefix,
-      CLOB_HEARTBEAT_TIMEOUT_MS: String(TIMEOUT_MS),
-      CLOB_COLLATERAL_MINT: w.node.config.collateralMint,
-      CLOB_DELEGATE: w.node.config.delegate,
-      CLOB_INTERNAL_TOKEN: 'internal-secret',
-    },
-    { chain: w.node.parlays.chain() },
-  );
+  n2 = await secondNode(w, { CLOB_HEARTBEAT_TIMEOUT_MS: String(TIMEOUT_MS) });
 });
 test.after.always(async () => {
   await n2?.close();

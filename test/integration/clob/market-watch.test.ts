@@ -5,9 +5,9 @@
 // at a tick the market had just been given. Two nodes, real Kafka, PostgreSQL and the local chain.
 import test from 'ava';
 import { Keypair } from '@solana/web3.js';
-import { call, testNode, KAFKA_BROKERS } from '../../helpers/node.ts';
+import { call } from '../../helpers/node.ts';
 import { bearer, order, superuser } from '../../helpers/clob.ts';
-import { clobWorld, U, type ClobWorld } from '../../helpers/clob-world.ts';
+import { clobWorld, secondNode, U, type ClobWorld } from '../../helpers/clob-world.ts';
 import type { ServiceNode } from '../../../src/node.ts';
 
 let w: ClobWorld;
@@ -15,17 +15,7 @@ let n2: ServiceNode;
 
 test.before(async () => {
   w = await clobWorld();
-  n2 = await testNode(
-    {
-      DATABASE_URL: w.node.config.databaseUrl,
-      KAFKA_BROKERS,
-      TOPIC_PREFIX: w.node.config.topicPrefix,
-      CLOB_COLLATERAL_MINT: w.node.config.collateralMint,
-      CLOB_DELEGATE: w.node.config.delegate,
-      CLOB_INTERNAL_TOKEN: 'internal-secret',
-    },
-    { chain: w.node.parlays.chain() },
-  );
+  n2 = await secondNode(w);
 });
 test.after.always(async () => {
   await n2?.close();
