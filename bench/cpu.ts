@@ -76,3 +76,12 @@ export const sharesText = (shares: Record<string, number>) =>
   Object.entries(shares)
     .map(([g, v]) => `${g} ${v}%`)
     .join(', ');
+
+/**
+ * PERF_MARKS=1: a measured window's edge on stderr (`perf-mark <edge> <seconds> <label>`) in
+ * CLOCK_MONOTONIC seconds, the clock of `perf record -k CLOCK_MONOTONIC`, so that a machine-wide
+ * profile can be cut to one row of a bench (`perf script --time <start>,<end>`).
+ */
+export function perfMark(label: string, edge: 'start' | 'end'): void {
+  if (process.env.PERF_MARKS) console.error(`perf-mark ${edge} ${(Number(process.hrtime.bigint()) / 1e9).toFixed(6)} ${label}`);
+}

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { freshDatabase } from '../test/helpers/db.ts';
 import { freePort, startProcessNode, type ProcessNode } from '../test/helpers/process-node.ts';
 import { deliverAll, makeDeliveries } from './webhook-load.ts';
-import { cpuMeter, kernelShares, pidsOf, sharesText } from './cpu.ts';
+import { cpuMeter, kernelShares, perfMark, pidsOf, sharesText } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { stackedBars } from './plot.ts';
 import { exitOnSignals } from '../test/helpers/children.ts';
@@ -85,9 +85,11 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
   const wal0 = await wal(dbUrl);
   const meter = cpuMeter({ ...groups, pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });
   const t0 = performance.now();
+  perfMark(path, 'start');
   const lat = await deliverAll(urls, deliveries.slice(WARM), concurrency);
   const secs = (performance.now() - t0) / 1000;
   const m = meter.stop();
+  perfMark(path, 'end');
   const wal1 = await wal(dbUrl);
   const us = (s: number) => Math.round((s * 1e6) / measured);
   return {

@@ -9,6 +9,8 @@ export interface OpenLoopResult {
   latencies: number[];
   /** When each of `latencies`' requests was due, ms after the start. */
   dueMs: number[];
+  /** When the run started (milliseconds since the epoch): `dueMs` are from here. */
+  startedAt: number;
   /** Which request each of `latencies` was: its index in `requests`. */
   index: number[];
   errors: number;
@@ -125,5 +127,5 @@ export async function openLoop(o: {
   await finished;
   const seconds = (performance.now() - t0) / 1000;
   for (const c of conns) c.socket.destroy();
-  return { latencies, dueMs, index, errors, non2xx, seconds };
+  return { latencies, dueMs, startedAt: performance.timeOrigin + t0, index, errors, non2xx, seconds };
 }

@@ -31,7 +31,7 @@ import { freshDatabase } from '../test/helpers/db.ts';
 import { freePort, startProcessNode, type ProcessNode } from '../test/helpers/process-node.ts';
 import { bearer, createMarket, order } from '../test/helpers/clob.ts';
 import { JWT_SECRET, WEBHOOK_SECRET } from '../test/helpers/node.ts';
-import { cpuMeter, kernelShares, pidsOf, sharesText } from './cpu.ts';
+import { cpuMeter, kernelShares, perfMark, pidsOf, sharesText } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { pct, rawRequestReply, warmBroker } from './kafka-echo.ts';
 import { openLoopInProcess } from './open-loop-process.ts';
@@ -47,7 +47,6 @@ const root = new URL('..', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Seconds of the half-rate open loop run before the 10 that are measured. */
 const HALF_RATE_WARMUP_S = 2;
-
 let brokers = process.env.KAFKA_BROKERS;
 const ownBroker = !brokers;
 if (!brokers) {
@@ -314,6 +313,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       chain: () => [chainChild.pid!],
       'bench (client)': () => [process.pid],
     });
+    perfMark(path, 'start');
     // Client i talks to node i mod n.
     const runs = await Promise.all(
       nodes.map((nd, k) =>
@@ -325,6 +325,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       ),
     );
     const cpu = meter.stop();
+    perfMark(path, 'end');
     const seconds = Math.max(...runs.map((r) => r.seconds));
     const lat = runs.flatMap((r) => r.lat);
     const codes = new Map<string, number>();
@@ -390,6 +391,17 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
         if (l > 50) slow[Math.min(9, Math.floor(ol.dueMs[i] / 1000))]++;
       });
       halfSlow = slow;
+      // PERF_MARKS: the slow requests' due times (epoch ms, 100 ms buckets) to line up with the nodes' own logs.
+      if (process.env.PERF_MARKS) {
+        const buckets = new Map<number, number>();
+        ol.latencies.forEach((l, i) => {
+          if (l > 50) {
+            const b = Math.floor((ol.startedAt + ol.dueMs[i]) / 100) * 100;
+            buckets.set(b, (buckets.get(b) ?? 0) + 1);
+          }
+        });
+        console.error(`perf-mark half-rate ${Math.round(ol.startedAt)} slow ${[...buckets].map(([b, n]) => `${b}:${n}`).join(' ')}`);
+      }
       // Which requests were slow: latency by kind of request.
       const byKind = new Map<string, number[]>();
       ol.latencies.forEach((l, i) => {
