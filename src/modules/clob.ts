@@ -59,7 +59,14 @@ export async function clobModule(
   // embedded node reads a market again every second, as the index does unwatched.
   let marketWatch: { listening(): boolean } | null = null;
   const orders = new OrderIndex(db, infra.reader, undefined, () => marketWatch?.listening() ?? false);
-  if (infra.notifications) marketWatch = watchMarkets(infra.notifications, () => orders);
+  if (infra.notifications) {
+    const watch = watchMarkets(infra.notifications, () => orders);
+    marketWatch = watch;
+    // Listening before the front door serves: a market read before then is kept a second only
+    // (unwatched) and dropped by the channel's first gap, so the next order read it again (seen
+    // as a ledger-check test's extra `before_ask` read on a loaded CI machine).
+    await watch.listened;
+  }
   const tokens = new ClobTokens(cfg.clobJwtSecret, cfg.clobTokenTtl);
   const relay = new OutboxRelay(orm, bus, log);
   relay.start();

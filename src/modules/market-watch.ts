@@ -9,8 +9,11 @@ import type { OrderIndex } from '../clob/order-index.ts';
 
 export const MARKETS_CHANNEL = 'clob_markets';
 
-/** Subscribes `orders` to the markets' changes on `notifications`; `listening()` tells whether they are received. */
-export function watchMarkets(notifications: NotifyListener, orders: () => OrderIndex): { listening(): boolean } {
+/**
+ * Subscribes `orders` to the markets' changes on `notifications`; `listening()` tells whether they
+ * are received, `listened` resolves once they are (see NotifyListener.subscribe).
+ */
+export function watchMarkets(notifications: NotifyListener, orders: () => OrderIndex): { listening(): boolean; listened: Promise<void> } {
   return notifications.subscribe(MARKETS_CHANNEL, {
     onPayload: (id) => (id === '*' ? orders().forgetAllMarkets() : orders().forgetMarket(id)),
     onGap: () => orders().forgetAllMarkets(),

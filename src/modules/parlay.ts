@@ -41,7 +41,9 @@ export async function parlayModule(
   if (notifications && cfg.readCacheWallets > 0) {
     let sub: { listening(): boolean } | null = null;
     const cache = new ParlayReadCache<Buffer>(() => sub?.listening() ?? false, cfg.readCacheWallets, o.metrics.readCache);
-    sub = notifications.subscribe('parlay_reads', { onPayload: (p) => cache.changed(p), onGap: () => cache.clear() });
+    const subscribed = notifications.subscribe('parlay_reads', { onPayload: (p) => cache.changed(p), onGap: () => cache.clear() });
+    sub = subscribed;
+    await subscribed.listened; // before serving (see NotifyListener.subscribe)
     reads = { cache, settled: () => notifications.sync() };
   }
   const service = new ParlayService({

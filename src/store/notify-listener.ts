@@ -50,14 +50,17 @@ export class NotifyListener {
   /**
    * Hands `channel`'s notifications to `handler` from now on; `listening()` tells whether they are
    * being received (its LISTEN done on the live connection, and the gap before it reported).
+   * `listened` resolves once it is, or at once when no connection is live (the channel then
+   * listens with the next one): a module that subscribes while the node starts waits for it, so
+   * that the node does not serve from memory that the channel's first gap then drops.
    */
-  subscribe(channel: string, handler: ChannelHandler): { listening(): boolean } {
+  subscribe(channel: string, handler: ChannelHandler): { listening(): boolean; listened: Promise<void> } {
     if (this.channels.has(channel)) throw new Error(`notifications of ${channel}: already subscribed`);
     const ch: Channel = { ...handler, live: false };
     this.channels.set(channel, ch);
     const client = this.client;
-    if (client && this.live) void this.listenOn(client, channel, ch).catch((err) => this.lost(err, client));
-    return { listening: () => ch.live && this.live };
+    const listened = client && this.live ? this.listenOn(client, channel, ch).catch((err) => this.lost(err, client)) : Promise.resolve();
+    return { listening: () => ch.live && this.live, listened };
   }
 
   private async listenOn(client: pg.Client, channel: string, ch: Channel): Promise<void> {

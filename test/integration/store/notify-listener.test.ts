@@ -93,12 +93,15 @@ test('several channels on one connection: each gets its own payloads and gaps, a
   try {
     await writer.connect();
     const a = listener.subscribe('a', { onPayload: (p) => got.a.push(p), onGap: () => gaps.a++ });
+    await a.listened;
+    t.false(a.listening(), 'no connection yet: `listened` does not wait for one');
     await listener.start();
     t.true(a.listening());
     t.is(gaps.a, 1, 'a: the gap before it listened');
     const b = listener.subscribe('b', { onPayload: (p) => got.b.push(p), onGap: () => gaps.b++ });
-    for (let i = 0; i < 100 && !b.listening(); i++) await new Promise((r) => setTimeout(r, 10));
-    t.true(b.listening());
+    t.false(b.listening(), 'its LISTEN not done yet');
+    await b.listened;
+    t.true(b.listening(), 'listening once `listened` resolved');
     t.is(gaps.b, 1, 'b: the gap before it listened');
     t.throws(() => listener.subscribe('a', { onPayload() {}, onGap() {} }));
 
