@@ -5,7 +5,12 @@
 //   2. the service on the in-process bus with PostgreSQL (src/main.ts, its own process);
 //   3. two service nodes on the real Kafka broker (KAFKA_BROKERS set), deliveries alternating;
 // and prints events/s, the ratio to the floor, and machine CPU per event per process.
-// Usage: npx tsx bench/ingest-ratio.ts [events=60000] [txPerDelivery=250] [concurrency=8]
+// Usage: npx tsx bench/ingest-ratio.ts [events=100000] [txPerDelivery=250] [concurrency=8]
+//   Every row's processes are fresh: the first WARM deliveries (default 160, at most half of them)
+//   warm them up, posted with the measured concurrency (WARM_CONCURRENCY to change it), and are not
+//   counted. A fresh node still spends 11–16% of its CPU in V8's optimising compilers 2,000 events
+//   in (perf, session 53), and its CPU per event falls until ~60–80k events; the floor's smaller
+//   program warms sooner. WARM=8 WARM_CONCURRENCY=1 is the warm-up of sessions before 53.
 //   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start);
 //   ONLY=memory or ONLY=kafka runs the floor and that one service row;
 //   ROUNDS=3 runs every path three times, interleaved (floor, service, floor, service, ...), and
@@ -26,11 +31,13 @@ import { stackedBars } from './plot.ts';
 import { exitOnSignals } from '../test/helpers/children.ts';
 exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
-const [events = 60_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
+const [events = 100_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
 const only = process.env.ONLY;
 const kafka = only === 'memory' ? undefined : process.env.KAFKA_BROKERS;
 const deliveries = makeDeliveries(events, perDelivery);
-const WARM = 8;
+// Warm-up deliveries, posted before the meter starts (not counted), to every row alike.
+const WARM = Math.min(Math.floor(deliveries.length / 2), Number(process.env.WARM ?? 160));
+const WARM_CONCURRENCY = Number(process.env.WARM_CONCURRENCY ?? concurrency);
 const measured = events - Math.min(events, WARM * perDelivery);
 
 interface Row {
@@ -77,7 +84,7 @@ const count = async (url: string): Promise<number> => (await sql(url, 'select co
 
 /** Posts the warm-up deliveries (not counted), then the rest under the meter. */
 async function drive(path: string, urls: string[], groups: Record<string, () => number[]>, dbUrl: string): Promise<Row> {
-  await deliverAll(urls, deliveries.slice(0, WARM), 1);
+  await deliverAll(urls, deliveries.slice(0, WARM), WARM_CONCURRENCY);
   // Every row starts from a checkpoint with the disk written back: a checkpoint or the kernel's
   // writeback of the rows before falling inside a row would charge that row alone with it.
   await sql(dbUrl, 'checkpoint');

@@ -18,6 +18,12 @@
 //   ROUNDS=3 measures floor, embedded and cluster three times, interleaved, and shows each path's
 //   median round with its ratio to the floor of that round (the machine drifts by 20–30% within
 //   minutes: one round's ratio for the same build read 0.33 to 0.61); ONLY=embedded|cluster.
+//   WARM_PER_CLIENT=n (default 40): each client's warm-up requests before the measured run, not
+//   counted, the same mixed load as the run (cancels and crossing orders too) and the same number
+//   for the floor's bare server. The service's nodes are fresh processes: a run warmed with a few
+//   resting orders only had them compiling (V8's optimising tiers and the first compilation of the
+//   cancel and fill paths) for ~20% of their CPU in the measured window (perf, session 53).
+//   WARM_PER_CLIENT=0 is the warm-up of sessions before 53 (the floor's 20).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,6 +119,7 @@ function kindOf(q: Req): string {
   return `${b.orderType === 'FOK' ? 'crossing' : 'resting'} ${b.order.side}`;
 }
 const perClient = Math.ceil(nRequests / concurrency);
+const WARM_PER_CLIENT = Math.max(0, Number(process.env.WARM_PER_CLIENT ?? 40));
 const plans = wallets.map((w) => script(w, perClient));
 const total = plans.reduce((a, p) => a + p.length, 0);
 
@@ -158,7 +165,7 @@ async function measureFloor() {
   await drive(
     `http://127.0.0.1:${floorPort}`,
     () => ({}),
-    plans.map((p) => p.slice(0, 20)),
+    plans.map((p) => p.slice(0, WARM_PER_CLIENT || 20)),
   ); // warm
   const fm = cpuMeter({ server: () => [floorServer.pid!], client: () => [process.pid] });
   const run = await drive(`http://127.0.0.1:${floorPort}`, () => ({}), plans);
@@ -304,6 +311,21 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
           ),
         ),
       );
+    // The steady state: every client's own mixed load, through the node the run sends it to.
+    if (WARM_PER_CLIENT) {
+      const mixed = wallets.map((w) => script(w, WARM_PER_CLIENT));
+      const warmed = await Promise.all(
+        nodes.map((nd, k) =>
+          drive(
+            nd.url,
+            (i) => auth[i * n + k],
+            mixed.filter((_, i) => i % n === k),
+          ),
+        ),
+      );
+      const failed = warmed.flatMap((r) => [...r.codes].filter(([c]) => /^5/.test(c)));
+      if (failed.length) throw new Error(`warm-up: ${JSON.stringify(failed)}`);
+    }
     const before = kafka ? await recordsUnder(env.TOPIC_PREFIX) : new Map<string, number>();
     const readsBefore = await ledgerReads(nodes);
     const meter = cpuMeter({
