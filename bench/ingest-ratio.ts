@@ -8,9 +8,10 @@
 // Usage: npx tsx bench/ingest-ratio.ts [events=100000] [txPerDelivery=250] [concurrency=8]
 //   Every row's processes are fresh: the first WARM deliveries (default 160, at most half of them)
 //   warm them up, posted with the measured concurrency (WARM_CONCURRENCY to change it), and are not
-//   counted. A fresh node still spends 11–16% of its CPU in V8's optimising compilers 2,000 events
-//   in (perf, session 53), and its CPU per event falls until ~60–80k events; the floor's smaller
-//   program warms sooner. WARM=8 WARM_CONCURRENCY=1 is the warm-up of sessions before 53.
+//   counted. A fresh Kafka node spends 16% of its CPU in V8's optimising compiler 2,000 events
+//   in, 11–13.5% after 20,000 (perf, session 53); its CPU per event falls until ~60–80k events;
+//   the floor's smaller program warms sooner. WARM=8 WARM_CONCURRENCY=1 is the warm-up of
+//   sessions before 53.
 //   KAFKA_BROKERS=127.0.0.1:19092 adds the 2-node Kafka row (bash deploy/kafka.sh start);
 //   ONLY=memory or ONLY=kafka runs the floor and that one service row;
 //   ROUNDS=3 runs every path three times, interleaved (floor, service, floor, service, ...), and
