@@ -287,15 +287,18 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
         }),
       );
     const warm = wallets.map((w) => [...script(w, 4).filter((q) => q.path === '/v1/order'), ...touches(w)]);
-    await Promise.all(
-      nodes.map((nd, k) =>
-        drive(
-          nd.url,
-          (i) => auth[i * n + k],
-          warm.filter((_, i) => i % n === k),
+    // Client i talks to node i mod n, one request at a time.
+    const byNode = (lists: Req[][]) =>
+      Promise.all(
+        nodes.map((nd, k) =>
+          drive(
+            nd.url,
+            (i) => auth[i * n + k],
+            lists.filter((_, i) => i % n === k),
+          ),
         ),
-      ),
-    );
+      );
+    await byNode(warm);
     // The half-rate run below sends each wallet's requests through every node (a request goes to
     // whichever connection is free), so every node takes the same touches of each wallet's tokens
     // first: otherwise that run measures the other nodes' first balance read, account subscription
@@ -314,15 +317,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     // The steady state: every client's own mixed load, through the node the run sends it to.
     if (WARM_PER_CLIENT) {
       const mixed = wallets.map((w) => script(w, WARM_PER_CLIENT));
-      const warmed = await Promise.all(
-        nodes.map((nd, k) =>
-          drive(
-            nd.url,
-            (i) => auth[i * n + k],
-            mixed.filter((_, i) => i % n === k),
-          ),
-        ),
-      );
+      const warmed = await byNode(mixed);
       const failed = warmed.flatMap((r) => [...r.codes].filter(([c]) => /^5/.test(c)));
       if (failed.length) throw new Error(`warm-up: ${JSON.stringify(failed)}`);
     }
@@ -336,16 +331,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       'bench (client)': () => [process.pid],
     });
     perfMark(path, 'start');
-    // Client i talks to node i mod n.
-    const runs = await Promise.all(
-      nodes.map((nd, k) =>
-        drive(
-          nd.url,
-          (i) => auth[i * n + k],
-          plans.filter((_, i) => i % n === k),
-        ),
-      ),
-    );
+    const runs = await byNode(plans);
     const cpu = meter.stop();
     perfMark(path, 'end');
     const seconds = Math.max(...runs.map((r) => r.seconds));
