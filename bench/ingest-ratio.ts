@@ -18,6 +18,10 @@
 //   reports each path's median round: this machine's speed drifts by ±15% between runs. Each
 //   service row's ratio is to the mean of the floors just before and after it (a closing floor
 //   ends the run);
+//   B_ENV='NAME=value,…' adds, in every round, a second service row of each bus with those settings
+//   (e.g. B_ENV=DATABASE_COMMITS_IN_FLIGHT=3, or SERVICE_NODE_OPTIONS-like NODE_OPTIONS=…): an A/B
+//   of one setting interleaved with its baseline in the same run, each bracketed by floors; B_ONLY=1
+//   leaves the baseline rows out;
 //   FLOOR_CLAIMS=1 adds the floor with the service's event-identity claim before its write (beyond
 //   the contract: what that guard costs) and each row's ratio to it.
 import { availableParallelism, loadavg } from 'node:os';
@@ -40,6 +44,17 @@ const deliveries = makeDeliveries(events, perDelivery);
 const WARM = Math.min(Math.floor(deliveries.length / 2), Number(process.env.WARM ?? 160));
 const WARM_CONCURRENCY = Number(process.env.WARM_CONCURRENCY ?? concurrency);
 const measured = events - Math.min(events, WARM * perDelivery);
+/** B_ENV: the settings of the A/B row ('NAME=value,…'), and its label. */
+const bEnv: Record<string, string> | null = process.env.B_ENV
+  ? Object.fromEntries(
+      process.env.B_ENV.split(',').map((kv) => {
+        const at = kv.indexOf('=');
+        if (at <= 0) throw new Error(`B_ENV: "${kv}" is not NAME=value`);
+        return [kv.slice(0, at), kv.slice(at + 1)];
+      }),
+    )
+  : null;
+const bLabel = bEnv ? ` (B: ${process.env.B_ENV})` : '';
 
 interface Row {
   path: string;
@@ -151,12 +166,12 @@ const env = (db: string, extra: Record<string, string>) => ({
 });
 const hook = (n: ProcessNode) => `${n.url}/api/parlays/webhooks/indexer/`;
 
-async function memoryRow(): Promise<Row> {
+async function memoryRow(b: Record<string, string> = {}, label = ''): Promise<Row> {
   const db = await freshDatabase('ratio_mem');
   try {
-    const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '' }));
+    const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '', ...b }));
     try {
-      return await drive('service, in-process bus', [hook(node)], { node: () => [node.child.pid!] }, db.url);
+      return await drive(`service, in-process bus${label}`, [hook(node)], { node: () => [node.child.pid!] }, db.url);
     } finally {
       await node.kill('SIGTERM');
     }
@@ -165,17 +180,17 @@ async function memoryRow(): Promise<Row> {
   }
 }
 
-async function kafkaRow(kafka: string): Promise<Row> {
+async function kafkaRow(kafka: string, b: Record<string, string> = {}, label = ''): Promise<Row> {
   const db = await freshDatabase('ratio_kafka');
   const prefix = `rk${Date.now()}.`;
   const nodes: ProcessNode[] = [];
   try {
     for (const id of ['ratio-a', 'ratio-b'])
-      nodes.push(await startProcessNode(env(db.url, { NODE_ID: id, TOPIC_PREFIX: prefix, KAFKA_BROKERS: kafka }), 120_000));
+      nodes.push(await startProcessNode(env(db.url, { NODE_ID: id, TOPIC_PREFIX: prefix, KAFKA_BROKERS: kafka, ...b }), 120_000));
     // Both members own their partitions before the clock starts (the warm-up goes through both).
     await new Promise((r) => setTimeout(r, 5_000));
     return await drive(
-      'service, 2 nodes on Kafka',
+      `service, 2 nodes on Kafka${label}`,
       nodes.map(hook),
       { nodes: () => nodes.map((n) => n.child.pid!), broker: () => pidsOf(['-f', 'kafka.Kafka']) },
       db.url,
@@ -197,8 +212,10 @@ for (let round = 0; round < rounds; round++) {
   const these = [floorOf];
   const claimFloor = process.env.FLOOR_CLAIMS ? await floorRow('claim') : null;
   if (claimFloor) these.push(claimFloor);
-  if (only !== 'kafka') these.push(await memoryRow());
-  if (kafka) these.push(await kafkaRow(kafka));
+  // With B_ENV, the baseline and B alternate which goes first from round to round.
+  const order = !bEnv ? [false] : process.env.B_ONLY ? [true] : round % 2 ? [true, false] : [false, true];
+  for (const b of order) if (only !== 'kafka') these.push(b ? await memoryRow(bEnv!, bLabel) : await memoryRow());
+  for (const b of order) if (kafka) these.push(b ? await kafkaRow(kafka, bEnv!, bLabel) : await kafkaRow(kafka));
   floorOf.ratio = '1.00';
   for (const r of these.slice(1)) pending.push({ row: r, round });
   if (claimFloor) for (const r of these) r['ratio to floor + claims'] = (r['events/s'] / claimFloor['events/s']).toFixed(2);
@@ -253,6 +270,26 @@ for (const r of rows.filter((x) => x.path.startsWith('service')))
     r.path.includes('Kafka') ? '≥ 0.6' : '≥ 0.8',
     r['ratio to floor + claims'] ? `; ${r['ratio to floor + claims']} × the floor with identity claims` : '',
   );
+// B_ENV: each round's B row over its baseline row of the same bus (they share that round's floors).
+if (bEnv && !process.env.B_ONLY)
+  for (const bus of ['service, in-process bus', 'service, 2 nodes on Kafka']) {
+    const pairs = [...Array(rounds).keys()].flatMap((round) => {
+      const of = (path: string) => pending.find((p) => p.round === round && p.row.path === path)?.row;
+      const a = of(bus);
+      const b = of(bus + bLabel);
+      return a && b ? [{ speed: b['events/s'] / a['events/s'], machine: b['machine µs/event'] / a['machine µs/event'] }] : [];
+    });
+    if (!pairs.length) continue;
+    const med = (l: number[]) => l.sort((x, y) => x - y)[Math.floor(l.length / 2)].toFixed(2);
+    console.log(
+      '%s, B over baseline by round: events/s %s (median %s), machine µs/event %s (median %s)',
+      bus,
+      pairs.map((p) => p.speed.toFixed(2)).join(' / '),
+      med(pairs.map((p) => p.speed)),
+      pairs.map((p) => p.machine.toFixed(2)).join(' / '),
+      med(pairs.map((p) => p.machine)),
+    );
+  }
 for (const r of rows) console.log("%s: share of each process group's CPU spent in the kernel: %s", r.path, sharesText(r.kernel));
 console.log(
   'plot: %s',
