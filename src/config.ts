@@ -1,7 +1,7 @@
 // Settings from the environment (contracts/service.md). Production refuses to start without its
 // required secrets and says which are missing; development generates what it may.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -95,6 +95,7 @@ const schema = z.object({
   CLOB_HEARTBEAT_TIMEOUT_MS: z.coerce.number().int().min(200).max(3_600_000).default(15_000),
   CLOB_MAX_OPEN_ORDERS_PER_MARKET: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   CLOB_BALANCE_WATCH_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  CLOB_SIGVERIFY_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   TRUST_PROXY: z.enum(['0', '1']).default('0'),
   HTTP_BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -185,6 +186,8 @@ export interface Config {
   maxOpenOrdersPerMarket: number;
   /** CLOB_BALANCE_WATCH_MAX: (wallet, mint) account subscriptions one node keeps, least recently used dropped first */
   balanceWatchMax: number;
+  /** CLOB_SIGVERIFY_THREADS: worker threads that check order signatures (0: on the event loop; default: one per core beyond the first, at most 4) */
+  sigverifyThreads: number;
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
   askTimeoutMs: number;
@@ -320,6 +323,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     balanceWatchMax: e.CLOB_BALANCE_WATCH_MAX,
+    sigverifyThreads: e.CLOB_SIGVERIFY_THREADS ?? Math.min(4, availableParallelism() - 1),
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     packedEvents: e.KAFKA_PACKED_EVENTS === '1',
     directReplies:

@@ -12,7 +12,8 @@ import type { ChainGateway, TokenHolding } from '../chain/gateway.ts';
 import type { Catalog } from './catalog.ts';
 import type { OrderIndex } from './order-index.ts';
 import { balanceOf, type BalanceWatch } from './balances.ts';
-import { orderHash, orderId, priceAndSize, verifyOrderSignature, type SignedOrder } from './signed-order.ts';
+import { checkOrderSignature, orderHash, orderId, priceAndSize, type SignedOrder } from './signed-order.ts';
+import { inlineVerifier, type SignatureVerifier } from './sigverify.ts';
 
 import type { Db } from '../db.ts';
 
@@ -35,6 +36,8 @@ export interface ClobServiceDeps {
   maxMakersPerMintMergeTrade?: number;
   collateralMint: () => Promise<string | null>;
   delegate: () => string | null;
+  /** Where order signatures are checked (src/clob/sigverify.ts); inline when absent. */
+  verifier?: SignatureVerifier;
   /** CLOB_MAX_OPEN_ORDERS_PER_MARKET: live and held orders per wallet and market */
   maxOpenOrdersPerMarket?: number;
   log?: { warn(o: object, m: string): void };
@@ -73,7 +76,8 @@ export class ClobService {
     if (order.maker !== wallet) throw reject('NOT_OWNER', 'order.maker must be the signed-in wallet');
     if (order.signer !== order.maker) throw reject('INVALID_ORDER', 'signer must equal maker');
     const hash = orderHash(order);
-    if (!verifyOrderSignature(order, hash)) throw reject('INVALID_SIGNATURE', 'the signature does not match the order hash and signer');
+    if (!(await checkOrderSignature(this.d.verifier ?? inlineVerifier, order, hash)))
+      throw reject('INVALID_SIGNATURE', 'the signature does not match the order hash and signer');
     const id = orderId(hash);
     // A signed order is placed once, ever: the ledger remembers every order; a book every order it
     // was given until it first lets a finished one go (BookState.complete). With the token's market

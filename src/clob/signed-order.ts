@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import { signDetached, verifyDetached } from './ed25519.ts';
+import type { SignatureVerifier } from './sigverify.ts';
 import { z } from 'zod';
 import { BASE58_ADDRESS, BASE58_SIGNATURE, base58Text } from './base58.ts';
 
@@ -107,17 +108,28 @@ export function orderHash(o: Omit<SignedOrder, 'signature'>): Buffer {
 
 export const orderId = (hash: Buffer) => `0x${hash.toString('hex')}`;
 
-export function verifyOrderSignature(o: SignedOrder, hash: Buffer): boolean {
-  if (o.signature.length > BASE58_SIGNATURE.max || o.signer.length > BASE58_ADDRESS.max) return false;
+/** The order's signature and signer as bytes, or null when either does not decode. */
+function signatureParts(o: SignedOrder): { sig: Uint8Array; signer: Uint8Array } | null {
+  if (o.signature.length > BASE58_SIGNATURE.max || o.signer.length > BASE58_ADDRESS.max) return null;
   let sig: Uint8Array;
   try {
     sig = bs58.decode(o.signature);
   } catch {
-    return false;
+    return null;
   }
   const signer = addressBytes(o.signer);
-  if (!signer) return false;
-  return verifyDetached(hash, sig, signer);
+  return signer ? { sig, signer } : null;
+}
+
+export function verifyOrderSignature(o: SignedOrder, hash: Buffer): boolean {
+  const parts = signatureParts(o);
+  return parts !== null && verifyDetached(hash, parts.sig, parts.signer);
+}
+
+/** As verifyOrderSignature, the check itself done by `verifier` (src/clob/sigverify.ts). */
+export async function checkOrderSignature(verifier: SignatureVerifier, o: SignedOrder, hash: Buffer): Promise<boolean> {
+  const parts = signatureParts(o);
+  return parts !== null && verifier.verify(hash, parts.sig, parts.signer);
 }
 
 export const PRICE_SCALE = 1_000_000n;

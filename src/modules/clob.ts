@@ -35,6 +35,7 @@ import { heartbeatRoutes } from '../http/routes/heartbeats.ts';
 import { marketRoutes } from '../http/routes/markets.ts';
 import { uiRoutes } from '../http/routes/ui.ts';
 import type { Infrastructure, Metrics } from './infrastructure.ts';
+import { signatureVerifier } from '../clob/sigverify.ts';
 import type { settlementModule } from './settlement.ts';
 
 export const clobModuleKinds = (infra: Infrastructure) => clobKinds({ bookTopic: infra.topics.book, walletTopic: infra.topics.wallet });
@@ -85,7 +86,10 @@ export async function clobModule(
     log,
   });
   life.defer('balance watch', () => balances.stop());
+  const verifier = signatureVerifier(cfg.sigverifyThreads);
+  life.defer('signature threads', () => verifier.close());
   const service = new ClobService({
+    verifier,
     asker,
     db,
     catalog,

@@ -1,0 +1,99 @@
+// The signature stage (src/clob/sigverify.ts): on worker threads it answers every check exactly as
+// the check on the event loop does (valid, another message, another key, a key off the curve, a
+// short signature), for checks that arrive together and one at a time; a pool that is closed with
+// checks in flight answers them on the caller's thread, and checks after that too.
+import test from 'ava';
+import { createHash, randomBytes } from 'node:crypto';
+import { Keypair } from '@solana/web3.js';
+import { signDetached, verifyDetached } from '../../../src/clob/ed25519.ts';
+import { checkOrderSignature, orderHash, verifyOrderSignature } from '../../../src/clob/signed-order.ts';
+import { inlineVerifier, threadVerifier } from '../../../src/clob/sigverify.ts';
+import { order } from '../../helpers/clob.ts';
+
+interface Case {
+  message: Uint8Array;
+  signature: Uint8Array;
+  publicKey: Uint8Array;
+}
+
+function cases(n: number): Case[] {
+  const out: Case[] = [];
+  for (let i = 0; i < n; i++) {
+    const kp = Keypair.generate();
+    const message = createHash('sha256').update(`m${i}`).digest();
+    const signature = signDetached(message, kp.secretKey);
+    const publicKey = kp.publicKey.toBytes();
+    switch (i % 6) {
+      case 0:
+        out.push({ message, signature, publicKey });
+        break;
+      case 1: // another message
+        out.push({ message: createHash('sha256').update(`other${i}`).digest(), signature, publicKey });
+        break;
+      case 2: // another key
+        out.push({ message, signature, publicKey: Keypair.generate().publicKey.toBytes() });
+        break;
+      case 3: {
+        // a key that is not a point of the curve (y = 2 has no x)
+        const off = new Uint8Array(32);
+        off[0] = 2;
+        out.push({ message, signature, publicKey: off });
+        break;
+      }
+      case 4: // a short signature
+        out.push({ message, signature: signature.subarray(0, 63), publicKey });
+        break;
+      default: // a message that is not a 32-byte hash (checked on the caller's thread)
+        out.push({ message: randomBytes(40), signature, publicKey });
+    }
+  }
+  return out;
+}
+
+test('on a thread, every check answers as on the event loop, together and one at a time', async (t) => {
+  const v = threadVerifier(2);
+  try {
+    const cs = cases(120);
+    const expected = cs.map((c) => verifyDetached(c.message, c.signature, c.publicKey));
+    t.true(expected.filter(Boolean).length >= 20, 'the valid ones are valid');
+    t.deepEqual(await Promise.all(cs.map((c) => v.verify(c.message, c.signature, c.publicKey))), expected, 'together');
+    const one: boolean[] = [];
+    for (const c of cs.slice(0, 24)) one.push(await v.verify(c.message, c.signature, c.publicKey));
+    t.deepEqual(one, expected.slice(0, 24), 'one at a time');
+  } finally {
+    await v.close();
+  }
+});
+
+test("an order's signature checked through the stage: the same answer as verifyOrderSignature", async (t) => {
+  const v = threadVerifier(1);
+  try {
+    const kp = Keypair.generate();
+    const o = order(kp, Keypair.generate().publicKey.toBase58(), 'BUY', '0.5', '2', { salt: '7' });
+    const hash = orderHash(o);
+    t.true(verifyOrderSignature(o, hash));
+    t.true(await checkOrderSignature(v, o, hash));
+    t.true(await checkOrderSignature(inlineVerifier, o, hash));
+    const forged = { ...o, signer: Keypair.generate().publicKey.toBase58() };
+    t.false(await checkOrderSignature(v, forged, hash), 'another signer');
+    t.false(await checkOrderSignature(v, { ...o, signature: '0OIl' }, hash), 'not base58');
+  } finally {
+    await v.close();
+  }
+});
+
+test('closed with checks in flight: each is answered once, on the caller’s thread; later ones too', async (t) => {
+  const v = threadVerifier(1);
+  const cs = cases(300);
+  const expected = cs.map((c) => verifyDetached(c.message, c.signature, c.publicKey));
+  const answers = cs.map((c) => v.verify(c.message, c.signature, c.publicKey));
+  // The batch leaves on the next turn; close while it is on the thread.
+  await new Promise((r) => setImmediate(r));
+  await v.close();
+  t.deepEqual(await Promise.all(answers), expected);
+  t.deepEqual(
+    await Promise.all(cs.slice(0, 12).map((c) => v.verify(c.message, c.signature, c.publicKey))),
+    expected.slice(0, 12),
+    'after close',
+  );
+});
