@@ -186,7 +186,7 @@ export interface Config {
   maxOpenOrdersPerMarket: number;
   /** CLOB_BALANCE_WATCH_MAX: (wallet, mint) account subscriptions one node keeps, least recently used dropped first */
   balanceWatchMax: number;
-  /** CLOB_SIGVERIFY_THREADS: worker threads that check order signatures (0: on the event loop; default: one per core beyond the first, at most 4) */
+  /** CLOB_SIGVERIFY_THREADS: worker threads that check order signatures (0: on the event loop; default: with 4 cores or more, one per core beyond two, at most 4; else 0) */
   sigverifyThreads: number;
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
@@ -323,7 +323,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     balanceWatchMax: e.CLOB_BALANCE_WATCH_MAX,
-    sigverifyThreads: e.CLOB_SIGVERIFY_THREADS ?? Math.min(4, availableParallelism() - 1),
+    sigverifyThreads: e.CLOB_SIGVERIFY_THREADS ?? (availableParallelism() >= 4 ? Math.min(4, availableParallelism() - 2) : 0),
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     packedEvents: e.KAFKA_PACKED_EVENTS === '1',
     directReplies:

@@ -1,5 +1,6 @@
 // The order book through the real front door, real Kafka, PostgreSQL and the local chain: every
-// route, rejection code and cancel reason, and two wallets trading with mint and merge.
+// route, rejection code and cancel reason, and two wallets trading with mint and merge. Its node
+// checks signatures on two worker threads (src/clob/sigverify.ts), other suites on the event loop.
 import test from 'ava';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { call } from '../../helpers/node.ts';
@@ -19,7 +20,7 @@ let A: string; // bearer tokens
 let B: string;
 
 test.before(async () => {
-  w = await clobWorld();
+  w = await clobWorld({ CLOB_SIGVERIFY_THREADS: '2' });
   ({ node, chain, market, alice, bob, delegate, A, B } = w);
 });
 test.after.always(async () => {
