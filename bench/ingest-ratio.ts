@@ -34,6 +34,7 @@ import { cpuMeter, kernelShares, perfMark, pidsOf, sharesText } from './cpu.ts';
 import { startBareServer } from './bare-server.ts';
 import { stackedBars } from './plot.ts';
 import { exitOnSignals } from '../test/helpers/children.ts';
+import { bEnvOf } from './b-env.ts';
 exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 
 const [events = 100_000, perDelivery = 250, concurrency = 8] = process.argv.slice(2).map(Number);
@@ -45,15 +46,7 @@ const WARM = Math.min(Math.floor(deliveries.length / 2), Number(process.env.WARM
 const WARM_CONCURRENCY = Number(process.env.WARM_CONCURRENCY ?? concurrency);
 const measured = events - Math.min(events, WARM * perDelivery);
 /** B_ENV: the settings of the A/B row ('NAME=value,…'), and its label. */
-const bEnv: Record<string, string> | null = process.env.B_ENV
-  ? Object.fromEntries(
-      process.env.B_ENV.split(',').map((kv) => {
-        const at = kv.indexOf('=');
-        if (at <= 0) throw new Error(`B_ENV: "${kv}" is not NAME=value`);
-        return [kv.slice(0, at), kv.slice(at + 1)];
-      }),
-    )
-  : null;
+const bEnv = bEnvOf(process.env.B_ENV);
 const bLabel = bEnv ? ` (B: ${process.env.B_ENV})` : '';
 
 interface Row {

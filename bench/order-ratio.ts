@@ -18,6 +18,8 @@
 //   ROUNDS=3 measures floor, embedded and cluster three times, interleaved, and shows each path's
 //   median round with its ratio to the floor of that round (the machine drifts by 20–30% within
 //   minutes: one round's ratio for the same build read 0.33 to 0.61); ONLY=embedded|cluster.
+//   B_ENV='NAME=value,…' also runs each path with those settings in every round, against the same
+//   floor, taking turns going first, and prints B over its baseline by round and the median.
 //   WARM_PER_CLIENT=n (default 40): each client's warm-up requests before the measured run, not
 //   counted, the same mixed load as the run (cancels and crossing orders too) and the same number
 //   for the floor's bare server. The service's nodes are fresh processes: a run warmed with a few
@@ -45,6 +47,7 @@ import { oneClient } from './one-client.ts';
 import { latencyPlot } from './plot.ts';
 import { exitOnSignals, ownChild } from '../test/helpers/children.ts';
 import type { ChainReady, ChainSetup } from './chain-process.ts';
+import { bEnvOf } from './b-env.ts';
 exitOnSignals(); // stopped by a signal, a bench takes its service nodes with it
 fixKafkajsRequestQueue(); // its admin client, as the nodes' (src/runtime/kafka-request-queue.ts)
 
@@ -465,13 +468,13 @@ const skipped = (path: string): Row => ({
   codes: new Map(),
   lat: [0],
 });
-async function measureEmbedded(): Promise<Row> {
+async function measureEmbedded(extra: Record<string, string> = {}): Promise<Row> {
   if (only === 'cluster') return skipped('embedded');
   const dataDir = mkdtempSync(join(tmpdir(), 'order-ratio-'));
   try {
     return await measure(
       'embedded: 1 node, in-process bus, PGlite',
-      { ...base, DATA_DIR: dataDir, TOPIC_PREFIX: 'emb.', KAFKA_BROKERS: '', DATABASE_URL: '' },
+      { ...base, DATA_DIR: dataDir, TOPIC_PREFIX: 'emb.', KAFKA_BROKERS: '', DATABASE_URL: '', ...extra },
       1,
       false,
     );
@@ -480,13 +483,13 @@ async function measureEmbedded(): Promise<Row> {
   }
 }
 
-async function measureCluster(): Promise<Row> {
+async function measureCluster(extra: Record<string, string> = {}): Promise<Row> {
   if (only === 'embedded') return skipped('cluster');
   const db = await freshDatabase('ratio');
   try {
     return await measure(
       `${nNodes} nodes on Kafka, PostgreSQL`,
-      { ...base, KAFKA_BROKERS: brokers!, DATABASE_URL: db.url, TOPIC_PREFIX: `ratio${Date.now()}.`, DATABASE_POOL_MAX: '8' },
+      { ...base, KAFKA_BROKERS: brokers!, DATABASE_URL: db.url, TOPIC_PREFIX: `ratio${Date.now()}.`, DATABASE_POOL_MAX: '8', ...extra },
       nNodes,
       true,
     );
@@ -498,12 +501,28 @@ async function measureCluster(): Promise<Row> {
 // ROUNDS=n: floor, embedded and cluster n times, interleaved; each path's median round is shown,
 // its ratio to the floor of its own round (this machine's speed drifts by 20–30% within minutes).
 const nRounds = Math.max(1, Number(process.env.ROUNDS ?? 1));
+// B_ENV='NAME=value,…': in every round each path also runs with those settings (B), right before or
+// after its baseline (taking turns from round to round), against the same floor; printed as B's
+// requests/s over the baseline's, by round and their median. A 5–10% effect is not resolvable
+// between separate runs on this machine.
+const bEnv = bEnvOf(process.env.B_ENV);
 const rounds: { floor: Awaited<ReturnType<typeof measureFloor>>; embedded: Row; cluster: Row }[] = [];
+const bRounds: { embedded: Row; cluster: Row }[] = [];
 for (let r = 0; r < nRounds; r++) {
   const floor = await measureFloor();
-  const embedded = await measureEmbedded();
-  const cluster = await measureCluster();
-  rounds.push({ floor, embedded, cluster });
+  const pair = async (measureOf: (extra?: Record<string, string>) => Promise<Row>) => {
+    if (!bEnv) return { a: await measureOf(), b: null };
+    if (r % 2) {
+      const b = await measureOf(bEnv);
+      return { a: await measureOf(), b };
+    }
+    const a = await measureOf();
+    return { a, b: await measureOf(bEnv) };
+  };
+  const embedded = await pair(measureEmbedded);
+  const cluster = await pair(measureCluster);
+  rounds.push({ floor, embedded: embedded.a, cluster: cluster.a });
+  if (embedded.b && cluster.b) bRounds.push({ embedded: embedded.b, cluster: cluster.b });
 }
 const ratioOf = (r: (typeof rounds)[number], path: 'embedded' | 'cluster') => r[path].rate / r.floor.rate;
 const medianRound = (key: (r: (typeof rounds)[number]) => number) => [...rounds].sort((a, b) => key(a) - key(b))[(rounds.length - 1) >> 1];
@@ -608,6 +627,18 @@ console.log(
     { label: `${nNodes} nodes on Kafka (${f0(cluster.rate)}/s)`, latenciesMs: cluster.lat },
   ]),
 );
+if (bEnv && bRounds.length) {
+  // B over its baseline of the same round, requests/s and machine µs per request (client included).
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+  for (const path of ['embedded', 'cluster'] as const) {
+    if (!rounds[0][path].rate) continue;
+    const rate = bRounds.map((b, i) => b[path].rate / rounds[i][path].rate);
+    const machine = bRounds.map((b, i) => b[path].machineUs / rounds[i][path].machineUs);
+    console.log(
+      `B (${process.env.B_ENV}) over the baseline, ${path}: requests/s ${median(rate).toFixed(2)} (rounds ${rate.map((x) => x.toFixed(2)).join(' / ')}), machine per request ${median(machine).toFixed(2)} (${machine.map((x) => x.toFixed(2)).join(' / ')}); B's single-client p50 ${bRounds.map((b) => f1(b[path].single)).join(' / ')} ms against ${rounds.map((r) => f1(r[path].single)).join(' / ')}`,
+    );
+  }
+}
 chainChild.stdin!.end();
 await new Promise((r) => chainChild.once('exit', r));
 if (ownBroker) execFileSync('bash', ['deploy/kafka.sh', 'stop', '--port', '19592'], { cwd: root, stdio: 'ignore' });
