@@ -64,17 +64,23 @@ interface Lane {
   inFlight: Map<number, Item[]>;
 }
 
+/** Threads lost in a row (none answering in between) after which the pool checks on the caller's thread. */
+const MAX_FAILURES = 3;
+
 /**
  * `threads` worker threads. A thread that fails or exits hands its unanswered items to the caller's
- * thread and is started again on its next batch; a check is never lost or answered twice.
+ * thread and is started again on its next batch; a check is never lost or answered twice. After
+ * MAX_FAILURES threads lost in a row, every check stays on the caller's thread. `source`: the
+ * thread's code (tests give a broken one).
  */
-export function threadVerifier(threads: number): SignatureVerifier {
+export function threadVerifier(threads: number, source = WORKER_SOURCE): SignatureVerifier {
   const lanes: Lane[] = Array.from({ length: threads }, () => ({ worker: null, inFlight: new Map() }));
   let queue: Item[] = [];
   let scheduled = false;
   let nextId = 0;
   let nextLane = 0;
   let closed = false;
+  let failures = 0;
 
   const inline = (items: Item[]) => {
     for (const it of items) it.resolve(verifyDetached(it.message, it.signature, it.publicKey));
@@ -83,18 +89,20 @@ export function threadVerifier(threads: number): SignatureVerifier {
   const lost = (lane: Lane, worker: Worker) => {
     if (lane.worker !== worker) return;
     lane.worker = null;
+    if (!closed) failures++;
     const pending = [...lane.inFlight.values()].flat();
     lane.inFlight.clear();
     inline(pending);
   };
 
   const start = (lane: Lane): Worker => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], env: {} });
+    const worker = new Worker(source, { eval: true, execArgv: [], env: {} });
     worker.unref(); // an idle pool never keeps a node alive
     worker.on('message', ({ id, out }: { id: number; out: Uint8Array }) => {
       const items = lane.inFlight.get(id);
       if (!items) return;
       lane.inFlight.delete(id);
+      failures = 0;
       for (let i = 0; i < items.length; i++) items[i].resolve(out[i] === 1);
     });
     worker.on('error', () => lost(lane, worker));
@@ -127,7 +135,7 @@ export function threadVerifier(threads: number): SignatureVerifier {
     scheduled = false;
     const items = queue;
     queue = [];
-    if (closed) return inline(items);
+    if (closed || failures >= MAX_FAILURES) return inline(items);
     // Spread over the threads, in batches of at most MAX_BATCH.
     const per = Math.min(MAX_BATCH, Math.ceil(items.length / lanes.length));
     for (let i = 0; i < items.length; i += per) send(items.slice(i, i + per));

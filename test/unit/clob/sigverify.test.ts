@@ -1,7 +1,8 @@
 // The signature stage (src/clob/sigverify.ts): on worker threads it answers every check exactly as
 // the check on the event loop does (valid, another message, another key, a key off the curve, a
 // short signature), for checks that arrive together and one at a time; a pool that is closed with
-// checks in flight answers them on the caller's thread, and checks after that too.
+// checks in flight answers them on the caller's thread, and checks after that too; so does a pool
+// whose threads die at start.
 import test from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
@@ -96,4 +97,16 @@ test('closed with checks in flight: each is answered once, on the caller’s thr
     expected.slice(0, 12),
     'after close',
   );
+});
+
+test('threads that die at start: every check is answered, on the caller’s thread, as it should be', async (t) => {
+  const v = threadVerifier(2, "throw new Error('a thread that cannot start')");
+  try {
+    const cs = cases(60);
+    const expected = cs.map((c) => verifyDetached(c.message, c.signature, c.publicKey));
+    for (let round = 0; round < 5; round++)
+      t.deepEqual(await Promise.all(cs.map((c) => v.verify(c.message, c.signature, c.publicKey))), expected, `round ${round}`);
+  } finally {
+    await v.close();
+  }
 });
