@@ -58,7 +58,9 @@ if (!args.length) {
 /** The window in µs of the profiles' clock, or null (every sample). */
 function windowOf(): [number, number] | null {
   if (windowArg) {
-    const [s, e] = windowArg.split(',').map(Number);
+    const [s, e, ...more] = windowArg.split(',').map(Number);
+    if (more.length || !Number.isFinite(s) || !Number.isFinite(e) || e <= s)
+      throw new Error(`--window wants start,end in seconds (start < end), not "${windowArg}"`);
     return [s * 1e6, e * 1e6];
   }
   if (!marks) return null;
