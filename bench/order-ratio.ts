@@ -634,8 +634,14 @@ if (bEnv && bRounds.length) {
     if (!rounds[0][path].rate) continue;
     const rate = bRounds.map((b, i) => b[path].rate / rounds[i][path].rate);
     const machine = bRounds.map((b, i) => b[path].machineUs / rounds[i][path].machineUs);
+    // The cluster's half-rate p99 (its latency goal) too: B's own open loop, at half B's own rate.
+    const halfOf = (r: Row) => (r.halfP99 === null ? '–' : f1(r.halfP99));
+    const half =
+      path === 'cluster' && bRounds.some((b) => b[path].halfP99 !== null)
+        ? `; B's p99 at half rate ${bRounds.map((b) => halfOf(b[path])).join(' / ')} ms against ${rounds.map((r) => halfOf(r[path])).join(' / ')}`
+        : '';
     console.log(
-      `B (${process.env.B_ENV}) over the baseline, ${path}: requests/s ${median(rate).toFixed(2)} (rounds ${rate.map((x) => x.toFixed(2)).join(' / ')}), machine per request ${median(machine).toFixed(2)} (${machine.map((x) => x.toFixed(2)).join(' / ')}); B's single-client p50 ${bRounds.map((b) => f1(b[path].single)).join(' / ')} ms against ${rounds.map((r) => f1(r[path].single)).join(' / ')}`,
+      `B (${process.env.B_ENV}) over the baseline, ${path}: requests/s ${median(rate).toFixed(2)} (rounds ${rate.map((x) => x.toFixed(2)).join(' / ')}), machine per request ${median(machine).toFixed(2)} (${machine.map((x) => x.toFixed(2)).join(' / ')}); B's single-client p50 ${bRounds.map((b) => f1(b[path].single)).join(' / ')} ms against ${rounds.map((r) => f1(r[path].single)).join(' / ')}${half}`,
     );
   }
 }
