@@ -144,14 +144,15 @@ export const DeadLetter = defineEntity({
  * The content of each program event the mirror took, by its identity (the transaction's signature
  * and the event's position among the transaction's events of the program): `key` is the first 128
  * bits of SHA-256(`signature:position`), `content` the first 128 bits of the SHA-256 of the event's
- * bytes. A second, different payload for the same identity is a dead letter, not a new fact.
+ * bytes, each as 16 bytes. A second, different payload for the same identity is a dead letter, not a
+ * new fact.
  */
 export const ParlayEventIdentity = defineEntity({
   name: 'ParlayEventIdentity',
   tableName: 'parlay_event_identities',
   properties: {
-    key: p.uuid().primary(),
-    content: p.uuid(),
+    key: p.type('bytea').primary(),
+    content: p.type('bytea'),
   },
 });
 

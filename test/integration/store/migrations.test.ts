@@ -54,9 +54,9 @@ async function identitiesCarriedOver(t: import('ava').ExecutionContext, database
       `insert into parlay_event_identities (signature, event_index, content_hash, created_at) values ('${sig}', 1, '${hash}', now())`,
     );
     await migrate(orm, databaseUrl);
-    const [row] = await execute(`select key::text as k, content::text as h from parlay_event_identities`);
-    t.is(row.k.replaceAll('-', ''), identityKey({ signature: sig, index: 1 }));
-    t.is(row.h.replaceAll('-', ''), hash.slice(0, 32));
+    const [row] = await execute(`select encode(key, 'hex') as k, encode(content, 'hex') as h from parlay_event_identities`);
+    t.is(row.k, identityKey({ signature: sig, index: 1 }));
+    t.is(row.h, hash.slice(0, 32));
     const db = { execute: (sql: string, params: unknown[] = []) => orm.em.getConnection().execute(sql, params) } as any;
     const ids = new EventIdentities(() => db);
     const same = { signature: sig, index: 1, hash };
