@@ -4,7 +4,9 @@
 //      Anchor-decode, write parlays + legs idempotently, one transaction per delivery);
 //   2. the service on the in-process bus with PostgreSQL (src/main.ts, its own process);
 //   3. two service nodes on the real Kafka broker (KAFKA_BROKERS set), deliveries alternating;
-// and prints events/s, the ratio to the floor, and machine CPU per event per process.
+// and prints events/s, the ratio to the floor, machine CPU per event per process, and for each
+// service row a measured delivery's mean time by phase (decode, claim, apply, sync) from the nodes'
+// webhook_phase_seconds.
 // Usage: npx tsx bench/ingest-ratio.ts [events=100000] [txPerDelivery=250] [concurrency=8]
 //   Every row's processes are fresh: the first WARM deliveries (default 160, at most half of them)
 //   warm them up, posted with the measured concurrency (WARM_CONCURRENCY to change it), and are not
@@ -65,6 +67,22 @@ interface Row {
   'transactions/delivery': string;
   /** With FLOOR_CLAIMS: events/s over that round's floor with the identity claim. */
   'ratio to floor + claims'?: string;
+  /** Service rows: a measured delivery's mean ms in each phase (the nodes' webhook_phase_seconds). */
+  phases?: Record<string, number>;
+}
+
+/** The nodes' webhook_phase_seconds sums and counts so far, by phase, added over the nodes. */
+async function phasesOf(nodeUrls: string[]): Promise<Map<string, { sum: number; count: number }>> {
+  const by = new Map<string, { sum: number; count: number }>();
+  for (const url of nodeUrls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const m of text.matchAll(/^webhook_phase_seconds_(sum|count)\{[^}]*phase="(\w+)"[^}]*\} (\S+)$/gm)) {
+      const p = by.get(m[2]) ?? { sum: 0, count: 0 };
+      p[m[1] as 'sum' | 'count'] += Number(m[3]);
+      by.set(m[2], p);
+    }
+  }
+  return by;
 }
 
 /** PostgreSQL's WAL written so far, cluster-wide (this bench is its only client while it runs). */
@@ -92,13 +110,20 @@ async function sql(url: string, text: string): Promise<any[]> {
 const count = async (url: string): Promise<number> => (await sql(url, 'select count(*)::int as n from parlays'))[0].n;
 
 /** Posts the warm-up deliveries (not counted), then the rest under the meter. */
-async function drive(path: string, urls: string[], groups: Record<string, () => number[]>, dbUrl: string): Promise<Row> {
+async function drive(
+  path: string,
+  urls: string[],
+  groups: Record<string, () => number[]>,
+  dbUrl: string,
+  nodeUrls: string[] = [],
+): Promise<Row> {
   await deliverAll(urls, deliveries.slice(0, WARM), WARM_CONCURRENCY);
   // Every row starts from a checkpoint with the disk written back: a checkpoint or the kernel's
   // writeback of the rows before falling inside a row would charge that row alone with it.
   await sql(dbUrl, 'checkpoint');
   execFileSync('sync');
   const wal0 = await wal(dbUrl);
+  const phases0 = await phasesOf(nodeUrls);
   const meter = cpuMeter({ ...groups, pg: () => pidsOf(['-x', 'postgres']), client: () => [process.pid] });
   const t0 = performance.now();
   perfMark(path, 'start');
@@ -107,6 +132,12 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
   const m = meter.stop();
   perfMark(path, 'end');
   const wal1 = await wal(dbUrl);
+  const phases1 = await phasesOf(nodeUrls);
+  const phases: Record<string, number> = {};
+  for (const [phase, p] of phases1) {
+    const n = p.count - (phases0.get(phase)?.count ?? 0);
+    if (n > 0) phases[phase] = Math.round(((p.sum - (phases0.get(phase)?.sum ?? 0)) * 10_000) / n) / 10;
+  }
   const us = (s: number) => Math.round((s * 1e6) / measured);
   return {
     path,
@@ -122,6 +153,7 @@ async function drive(path: string, urls: string[], groups: Record<string, () => 
     'FPI/kev': Math.round(((wal1.fpi - wal0.fpi) * 1000) / measured),
     // Every transaction committed in the cluster, read-only ones and the relays' polls included.
     'transactions/delivery': ((wal1.commits - wal0.commits) / (deliveries.length - WARM)).toFixed(1),
+    ...(nodeUrls.length ? { phases } : {}),
   };
 }
 
@@ -164,7 +196,7 @@ async function memoryRow(b: Record<string, string> = {}, label = ''): Promise<Ro
   try {
     const node = await startProcessNode(env(db.url, { NODE_ID: 'ratio-mem', TOPIC_PREFIX: `r${Date.now()}.`, KAFKA_BROKERS: '', ...b }));
     try {
-      return await drive(`service, in-process bus${label}`, [hook(node)], { node: () => [node.child.pid!] }, db.url);
+      return await drive(`service, in-process bus${label}`, [hook(node)], { node: () => [node.child.pid!] }, db.url, [node.url]);
     } finally {
       await node.kill('SIGTERM');
     }
@@ -187,6 +219,7 @@ async function kafkaRow(kafka: string, b: Record<string, string> = {}, label = '
       nodes.map(hook),
       { nodes: () => nodes.map((n) => n.child.pid!), broker: () => pidsOf(['-f', 'kafka.Kafka']) },
       db.url,
+      nodes.map((n) => n.url),
     );
   } finally {
     for (const n of nodes) await n.kill('SIGTERM');
@@ -251,7 +284,7 @@ console.log(
 );
 console.table(
   rows.map((r) => {
-    const { 'µs/event': parts, kernel: _, ...rest } = r;
+    const { 'µs/event': parts, kernel: _, phases: __, ...rest } = r;
     return { ...rest, ...Object.fromEntries(Object.entries(parts).map(([g, v]) => [`${g} µs/ev`, v])) };
   }),
 );
@@ -284,6 +317,14 @@ if (bEnv && !process.env.B_ONLY)
     );
   }
 for (const r of rows) console.log("%s: share of each process group's CPU spent in the kernel: %s", r.path, sharesText(r.kernel));
+for (const r of rows.filter((x) => x.phases && Object.keys(x.phases).length))
+  console.log(
+    "%s: a delivery's mean ms by phase (the nodes' webhook_phase_seconds): %s",
+    r.path,
+    Object.entries(r.phases!)
+      .map(([phase, ms]) => `${phase} ${ms}`)
+      .join(', '),
+  );
 console.log(
   'plot: %s',
   await stackedBars(

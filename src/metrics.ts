@@ -16,6 +16,9 @@ export function countSettlement(outcome: 'mined' | 'confirmed' | 'retried' | 'fa
   settlementOutcomes.inc({ outcome }, n);
 }
 
+/** The phases of a webhook delivery the metrics time (`webhook_phase_seconds`). */
+export type IngestPhase = 'decode' | 'claim' | 'apply' | 'sync';
+
 /** What a node lends its metrics at scrape time (consumer lag, live actors, owned partitions). */
 export interface MetricsSource {
   positions(): { topic: string; partition: number; next: bigint | null }[];
@@ -90,6 +93,13 @@ export function createMetrics(nodeId: string, defaults = true) {
   const truncated = new Counter({
     name: 'webhook_truncated_logs_total',
     help: 'Transactions whose logs were truncated',
+    registers: [registry],
+  });
+  const ingestPhases = new Histogram({
+    name: 'webhook_phase_seconds',
+    help: "A webhook delivery's time by phase: decode (validate and decode its transactions), claim (its event identities), apply (its events committed by their owners), sync (this node's read cache caught up)",
+    labelNames: ['phase'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
   let source: MetricsSource | null = null;
@@ -281,6 +291,7 @@ export function createMetrics(nodeId: string, defaults = true) {
       deadLetter: (reason: string) => deadLetters.inc({ reason }),
       deferred: () => deferrals.inc(),
       truncated: () => truncated.inc(),
+      phase: (phase: IngestPhase, seconds: number) => ingestPhases.observe({ phase }, seconds),
     },
   };
 }

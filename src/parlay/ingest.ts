@@ -32,7 +32,13 @@ export interface IngestDeps {
    */
   packCreations?: boolean;
   log: { warn(o: object, m?: string): void };
-  metrics?: { deadLetter(reason: string): void; deferred(): void; truncated(): void };
+  metrics?: {
+    deadLetter(reason: string): void;
+    deferred(): void;
+    truncated(): void;
+    /** A delivery's time in one phase (`webhook_phase_seconds`). */
+    phase?(phase: 'decode' | 'claim' | 'apply' | 'sync', seconds: number): void;
+  };
 }
 
 export interface IngestResult {
@@ -115,7 +121,9 @@ export async function applyDelivery(deps: IngestDeps, delivery: DecodedDelivery)
   // each event identity's content, which keeps a different payload from passing as a new event.
   for (const row of delivery.deadLetters) await deps.store.deadLetter(row);
   const { claims } = delivery;
+  const claiming = performance.now();
   const conflicts = await deps.identities.claim(claims);
+  deps.metrics?.phase?.('claim', (performance.now() - claiming) / 1000);
   const work: { txIndex: number; spec: Command<ParlayEventsProtocol['cmd']> }[] = [];
   const vaultValues: VaultValues = {};
   for (const c of claims) {
@@ -151,12 +159,14 @@ export async function applyDelivery(deps: IngestDeps, delivery: DecodedDelivery)
   if (Object.keys(vaultValues).length)
     work.push({ txIndex: -1, spec: { key: VAULT_KEY, cmd: { type: 'VaultObserved', values: vaultValues } } });
   // In bulk: the events of one partition travel as one record and are answered by one reply.
+  const applying = performance.now();
   const outcomes = work.length
     ? await deps.asker.askBulkSettledTo(
         channel<ParlayEventsProtocol>(deps.topic, deps.packCreations ? { packed: packParlayCommand } : {}),
         work.map((w) => w.spec),
       )
     : [];
+  if (work.length) deps.metrics?.phase?.('apply', (performance.now() - applying) / 1000);
   const deferredTx = new Set<number>();
   let timedOut: unknown = null;
   outcomes.forEach((o, j) => {

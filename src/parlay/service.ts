@@ -74,7 +74,11 @@ export class ParlayService {
       throw e;
     } finally {
       // What was applied is committed: answer once this node's cached reads no longer show the old state.
-      await this.d.reads?.settled();
+      if (this.d.reads) {
+        const syncing = performance.now();
+        await this.d.reads.settled();
+        this.d.metrics?.phase?.('sync', (performance.now() - syncing) / 1000);
+      }
     }
   }
 
@@ -90,11 +94,13 @@ export class ParlayService {
     // one that waits for the commits would keep the parsed body alive (it did: every delivery in
     // flight held its 250 parsed transactions through the young generation's collections).
     let decoded: DecodedDelivery;
+    const decoding = performance.now();
     try {
       decoded = decodeDelivery(this.d, this.validated(body));
     } catch (e) {
       return Promise.reject(e);
     }
+    this.d.metrics?.phase?.('decode', (performance.now() - decoding) / 1000);
     return this.answer(decoded);
   }
 
