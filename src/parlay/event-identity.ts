@@ -75,21 +75,21 @@ export class EventIdentities {
     // The usual claim is of identities never seen: a plain insert, which costs PostgreSQL a third
     // less per row than `on conflict do nothing` (one index descent instead of a check and then an
     // insert). When one of them was claimed before, the insert fails whole and the statement that
-    // skips what is taken runs instead.
+    // skips what is taken runs instead. The plain insert answers nothing: that it succeeded says it
+    // claimed them all (counting returned rows cost PostgreSQL another 0.3–0.5 µs per row).
     let pairs = '';
     for (const [k, content] of first) pairs += k + content;
     const rows = hexRows(pairs, 2);
-    const claim = (onConflict: string) =>
-      this.db().execute(
-        `with ins as (insert into parlay_event_identities (key, content) ${rows} ${onConflict} returning 1)
-         select count(*)::int as n, set_config('synchronous_commit', 'off', true) as async_commit from ins`,
-      );
-    let n: number;
+    const asyncCommit = `set_config('synchronous_commit', 'off', true) as async_commit`;
+    let n = keys.length;
     try {
-      [{ n }] = await claim('');
+      await this.db().execute(`with ins as (insert into parlay_event_identities (key, content) ${rows}) select ${asyncCommit}`);
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
-      [{ n }] = await claim('on conflict (key) do nothing');
+      [{ n }] = await this.db().execute(
+        `with ins as (insert into parlay_event_identities (key, content) ${rows} on conflict (key) do nothing returning 1)
+         select count(*)::int as n, ${asyncCommit} from ins`,
+      );
     }
     // All claimed by this statement: only a copy in this list with other bytes can conflict.
     let kept = first;
