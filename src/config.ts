@@ -186,7 +186,7 @@ export interface Config {
   maxOpenOrdersPerMarket: number;
   /** CLOB_BALANCE_WATCH_MAX: (wallet, mint) account subscriptions one node keeps, least recently used dropped first */
   balanceWatchMax: number;
-  /** CLOB_SIGVERIFY_THREADS: worker threads that check order signatures (0: on the event loop; default: with 4 cores or more, one per core beyond two, at most 4; else 0) */
+  /** CLOB_SIGVERIFY_THREADS: worker threads that check order signatures (0: on the event loop; default: see defaultSigverifyThreads) */
   sigverifyThreads: number;
   /** Cancel-on-disconnect: a wallet that opted in (POST /v1/heartbeats) and is silent this long loses its resting orders. */
   heartbeatTimeoutMs: number;
@@ -323,7 +323,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     heartbeatTimeoutMs: e.CLOB_HEARTBEAT_TIMEOUT_MS,
     maxOpenOrdersPerMarket: e.CLOB_MAX_OPEN_ORDERS_PER_MARKET,
     balanceWatchMax: e.CLOB_BALANCE_WATCH_MAX,
-    sigverifyThreads: e.CLOB_SIGVERIFY_THREADS ?? (availableParallelism() >= 4 ? Math.min(4, availableParallelism() - 2) : 0),
+    sigverifyThreads: e.CLOB_SIGVERIFY_THREADS ?? defaultSigverifyThreads(availableParallelism(), !e.DATABASE_URL),
     askTimeoutMs: e.ASK_TIMEOUT_MS,
     packedEvents: e.KAFKA_PACKED_EVENTS === '1',
     directReplies:
@@ -359,4 +359,17 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     crashPoints: { runtime: e.RUNTIME_CRASH_POINT, settlement: e.SETTLEMENT_CRASH_POINT },
     bookClock: e.CLOB_BOOK_CLOCK === '1',
   };
+}
+
+/**
+ * Signature threads by default: with 4 cores or more, one per core beyond two (at most 4). On fewer
+ * cores, one when the database runs inside the node (PGlite, no DATABASE_URL): the event loop then
+ * carries HTTP, matching and the database's own work, and the other core is there for the thread
+ * (embedded order bench, 3 paired rounds: requests/s 1.05 / 1.09 / 1.06, machine per request
+ * 0.97 / 0.96 / 1.02); with PostgreSQL (and the broker) in processes of their own, the cores are
+ * theirs and a thread's hand-offs cost more machine than they free (session 55).
+ */
+export function defaultSigverifyThreads(cores: number, embeddedDatabase: boolean): number {
+  if (cores >= 4) return Math.min(4, cores - 2);
+  return embeddedDatabase && cores >= 2 ? 1 : 0;
 }

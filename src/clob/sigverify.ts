@@ -1,7 +1,8 @@
 // The signature check of posted orders, as a stage of its own: on worker threads when the node has
 // cores to spare, so that a node's event loop (HTTP, matching, commits) does not spend a tenth of
 // its time in ed25519. On two cores shared with PostgreSQL and the load it does not pay (a thread's
-// hand-offs cost more machine than they free: CLOB_SIGVERIFY_THREADS defaults to 0 there). Orders
+// hand-offs cost more machine than they free: CLOB_SIGVERIFY_THREADS defaults to 0 there), except
+// when the database runs in the node (PGlite): then one thread (src/config.ts). Orders
 // that arrive in one turn of the event loop go to a thread as one message of 128-byte items (hash,
 // signature, public key) and come back as one byte each. The thread's code repeats ed25519.ts's
 // check in plain CommonJS (an eval'd worker needs no loader); the tests hold it to the same answers.

@@ -10,6 +10,8 @@ import { signDetached, verifyDetached } from '../../../src/clob/ed25519.ts';
 import { checkOrderSignature, orderHash, verifyOrderSignature } from '../../../src/clob/signed-order.ts';
 import { inlineVerifier, threadVerifier } from '../../../src/clob/sigverify.ts';
 import { order } from '../../helpers/clob.ts';
+import { availableParallelism } from 'node:os';
+import { defaultSigverifyThreads, loadConfig } from '../../../src/config.ts';
 
 interface Case {
   message: Uint8Array;
@@ -109,4 +111,16 @@ test('threads that die at start: every check is answered, on the caller’s thre
   } finally {
     await v.close();
   }
+});
+
+test('threads by default: one per core beyond two (at most 4); on 2–3 cores one only with the database in the node', (t) => {
+  const at = (cores: number) => [defaultSigverifyThreads(cores, true), defaultSigverifyThreads(cores, false)];
+  t.deepEqual(at(1), [0, 0]);
+  t.deepEqual(at(2), [1, 0], 'PGlite on the event loop: the other core checks signatures; PostgreSQL and the broker need it');
+  t.deepEqual(at(3), [1, 0]);
+  t.deepEqual(at(4), [2, 2]);
+  t.deepEqual(at(16), [4, 4]);
+  t.is(loadConfig({ CLOB_SIGVERIFY_THREADS: '0' }).sigverifyThreads, 0, 'the setting wins');
+  t.is(loadConfig({}).sigverifyThreads, defaultSigverifyThreads(availableParallelism(), true));
+  t.is(loadConfig({ DATABASE_URL: 'postgres://x/y' }).sigverifyThreads, defaultSigverifyThreads(availableParallelism(), false));
 });
