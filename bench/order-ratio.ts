@@ -12,7 +12,10 @@
 // nodes, PostgreSQL, the broker and the chain, the client left out),
 // Kafka records per request (counted on the broker), a single client's p50, and for the cluster
 // the p99 of an open-loop run at half its rate (connections spread over the nodes), with the
-// requests over 50 ms in each of its seconds and its latency by kind of request. Usage:
+// requests over 50 ms in each of its seconds, its latency by kind of request and its machine CPU
+// per request by process (with PERF_MARKS, its window is marked "<path> at half rate" for
+// bench/cpu-profile.ts); and what each path's processes spend idle (5 s with no request after the
+// warm-up). Usage:
 //   npx tsx bench/order-ratio.ts [requests=3000] [concurrency=48] [markets=12] [nodes=3]
 //   KAFKA_BROKERS=… to use a running broker; otherwise one is started on 127.0.0.1:19592.
 //   ROUNDS=3 measures floor, embedded and cluster three times, interleaved, and shows each path's
@@ -56,6 +59,8 @@ const root = new URL('..', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Seconds of the half-rate open loop run before the 10 that are measured. */
 const HALF_RATE_WARMUP_S = 2;
+/** Seconds with no request, after the warm-up, in which the deployment's own CPU is measured. */
+const IDLE_SECONDS = 5;
 let brokers = process.env.KAFKA_BROKERS;
 const ownBroker = !brokers;
 if (!brokers) {
@@ -252,6 +257,10 @@ interface Row {
   halfSlow?: number[] | null;
   /** The half-rate run's latency by kind of request (kindOf). */
   halfByKind?: string[] | null;
+  /** The half-rate run's machine per request, by process. */
+  halfCpu?: string | null;
+  /** The deployment's CPU with no request at all. */
+  idleCpu?: string;
   codes: Map<string, number>;
   lat: number[];
 }
@@ -324,6 +333,18 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       const failed = warmed.flatMap((r) => [...r.codes].filter(([c]) => /^5/.test(c)));
       if (failed.length) throw new Error(`warm-up: ${JSON.stringify(failed)}`);
     }
+    // What the deployment spends doing nothing (no request for IDLE_SECONDS, after the warm-up):
+    // the floor under any rate's CPU (polls, heartbeats, timers).
+    const idleMeter = cpuMeter({
+      nodes: () => nodes.map((x) => x.child.pid!),
+      postgres: () => pidsOf(['-x', 'postgres']),
+      broker: () => pidsOf(['-f', 'kafka.Kafka']),
+    });
+    await sleep(IDLE_SECONDS * 1000);
+    const ic = idleMeter.stop();
+    const idleCpu = `${Object.entries(ic.used)
+      .map(([g, v]) => `${g} ${((100 * v) / ic.seconds).toFixed(1)}%`)
+      .join(', ')} of a core; machine ${((100 * ic.machineBusy) / ic.seconds).toFixed(1)}%`;
     const before = kafka ? await recordsUnder(env.TOPIC_PREFIX) : new Map<string, number>();
     const readsBefore = await ledgerReads(nodes);
     const meter = cpuMeter({
@@ -364,6 +385,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     let halfP99: number | null = null;
     let halfSlow: number[] | null = null;
     let halfByKind: string[] | null = null;
+    let halfCpu: string | null = null;
     if (kafka) {
       const rate = Math.max(1, Math.round(total / seconds / 2));
       const lists = wallets.map((w) => script(w, Math.ceil((rate * (10 + HALF_RATE_WARMUP_S)) / wallets.length) + 2));
@@ -387,6 +409,15 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       // Its first seconds at the new rate are not counted (as bench/parlay-read.ts warms up): a run
       // started cold had most of its requests over 50 ms in its first 1–2 s (17–191 of ~330 a
       // second) and few after.
+      // What the machine spends per request at that rate, by process (the open loop's own process
+      // in `rest`): at half the rate a batch, a fetch and a commit carry fewer requests each.
+      const halfMeter = cpuMeter({
+        nodes: () => nodes.map((x) => x.child.pid!),
+        postgres: () => pidsOf(['-x', 'postgres']),
+        broker: () => pidsOf(['-f', 'kafka.Kafka']),
+        chain: () => [chainChild.pid!],
+      });
+      perfMark(`${path} at half rate`, 'start');
       const ol = await openLoopInProcess({
         port: ports,
         requests: ordered,
@@ -395,6 +426,18 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
         connections: concurrency,
         warmupSeconds: HALF_RATE_WARMUP_S,
       });
+      const hc = halfMeter.stop();
+      perfMark(`${path} at half rate`, 'end');
+      const sent = rate * hc.seconds;
+      const perReq = (v: number) => Math.round((v * 1e6) / sent);
+      const named = Object.values(hc.used).reduce((a, b) => a + b, 0);
+      halfCpu = `${rate} requests/s for ${hc.seconds.toFixed(1)} s, machine ${Math.round((100 * hc.machineBusy) / (hc.seconds * hc.cores))}% busy, µs per request: ${Object.entries(
+        hc.used,
+      )
+        .map(([g, v]) => `${g} ${perReq(v)}`)
+        .join(
+          ', ',
+        )}, rest (the open loop's process, its start included) ${perReq(hc.machineBusy - named)}; machine ${perReq(hc.machineBusy)}`;
       halfP99 = pct(ol.latencies, 0.99);
       // Where the slow ones were: requests over 50 ms in each second of the run.
       const slow = Array.from({ length: 10 }, () => 0);
@@ -443,6 +486,8 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       halfP99,
       halfSlow,
       halfByKind,
+      halfCpu,
+      idleCpu,
       ledgerReads: reads,
       codes,
       lat,
@@ -615,6 +660,8 @@ console.log("floor: share of each process group's CPU spent in the kernel: %s", 
 for (const r of [embedded, cluster])
   if (r.kernel && r.rate) console.log("%s: share of each process group's CPU spent in the kernel: %s", r.path, sharesText(r.kernel));
 if (cluster.halfSlow) console.log('half rate (cluster): requests over 50 ms in each second of the run: %s', cluster.halfSlow.join(' '));
+for (const r of [embedded, cluster]) if (r.idleCpu) console.log('%s, idle for %d s: %s', r.path, IDLE_SECONDS, r.idleCpu);
+if (cluster.halfCpu) console.log('half rate (cluster): %s', cluster.halfCpu);
 if (cluster.halfByKind) console.log('half rate (cluster), by kind of request (ms):\n  %s', cluster.halfByKind.join('\n  '));
 if (cluster.recordsByTopic) console.log('Kafka records per request by topic (cluster): %s', JSON.stringify(cluster.recordsByTopic));
 for (const r of [embedded, cluster])
