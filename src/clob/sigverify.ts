@@ -4,7 +4,8 @@
 // hand-offs cost more machine than they free: CLOB_SIGVERIFY_THREADS defaults to 0 there), except
 // when the database runs in the node (PGlite): then one thread (src/config.ts). Orders
 // that arrive in one turn of the event loop go to a thread as one message of 128-byte items (hash,
-// signature, public key) and come back as one byte each. The thread's code repeats ed25519.ts's
+// signature, public key) and come back as one byte each; an order alone in its turn, with no batch
+// out, is checked on the event loop (it has time for it, and the hand-offs would only add latency). The thread's code repeats ed25519.ts's
 // check in plain CommonJS (an eval'd worker needs no loader); the tests hold it to the same answers.
 import { Worker } from 'node:worker_threads';
 import { verifyDetached } from './ed25519.ts';
@@ -139,6 +140,10 @@ export function threadVerifier(threads: number, source = WORKER_SOURCE): Signatu
     const items = queue;
     queue = [];
     if (closed || failures >= MAX_FAILURES) return inline(items);
+    // One order alone, no batch out: the event loop has time for it, and a thread's round trip
+    // would only add its hand-offs to that order's latency. Orders that arrive together, or while
+    // a batch is out (the event loop is busy), go to the threads.
+    if (items.length === 1 && lanes.every((l) => l.inFlight.size === 0)) return inline(items);
     // Spread over the threads, in batches of at most MAX_BATCH.
     const per = Math.min(MAX_BATCH, Math.ceil(items.length / lanes.length));
     for (let i = 0; i < items.length; i += per) send(items.slice(i, i + per));

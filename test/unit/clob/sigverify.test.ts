@@ -2,7 +2,8 @@
 // the check on the event loop does (valid, another message, another key, a key off the curve, a
 // short signature), for checks that arrive together and one at a time; a pool that is closed with
 // checks in flight answers them on the caller's thread, and checks after that too; so does a pool
-// whose threads die at start.
+// whose threads die at start. A lone check with no batch out is answered on the event loop; checks
+// that arrive together, or while a batch is out, go to a thread.
 import test from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
@@ -53,7 +54,7 @@ function cases(n: number): Case[] {
   return out;
 }
 
-test('on a thread, every check answers as on the event loop, together and one at a time', async (t) => {
+test('through the pool, every check answers as on the event loop, together and one at a time', async (t) => {
   const v = threadVerifier(2);
   try {
     const cs = cases(120);
@@ -63,6 +64,27 @@ test('on a thread, every check answers as on the event loop, together and one at
     const one: boolean[] = [];
     for (const c of cs.slice(0, 24)) one.push(await v.verify(c.message, c.signature, c.publicKey));
     t.deepEqual(one, expected.slice(0, 24), 'one at a time');
+  } finally {
+    await v.close();
+  }
+});
+
+test('a lone check with no batch out stays on the event loop; checks together, or while a batch is out, go to a thread', async (t) => {
+  // A thread that takes its batches and never answers: what was sent to it stays pending until close.
+  const v = threadVerifier(1, "require('node:worker_threads').parentPort.on('message', () => {})");
+  const cs = cases(4);
+  const expected = cs.map((c) => verifyDetached(c.message, c.signature, c.publicKey));
+  const check = (i: number) => v.verify(cs[i].message, cs[i].signature, cs[i].publicKey);
+  const PENDING = 'pending';
+  const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<string>((r) => setTimeout(() => r(PENDING), 300))]);
+  try {
+    t.is(await within(check(0)), expected[0], 'alone, nothing out: answered on the event loop');
+    const together = [check(1), check(2)];
+    t.is(await within(together[0]), PENDING, 'two in one turn: sent to the thread');
+    const third = check(3);
+    t.is(await within(third), PENDING, 'alone while a batch is out: sent to the thread too');
+    await v.close(); // what was out is answered on the caller's thread
+    t.deepEqual(await Promise.all([...together, third]), expected.slice(1));
   } finally {
     await v.close();
   }
