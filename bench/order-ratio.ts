@@ -335,11 +335,13 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     }
     // What the deployment spends doing nothing (no request for IDLE_SECONDS, after the warm-up):
     // the floor under any rate's CPU (polls, heartbeats, timers).
-    const idleMeter = cpuMeter({
+    // The deployment's processes, as every meter below counts them.
+    const deployment = {
       nodes: () => nodes.map((x) => x.child.pid!),
       postgres: () => pidsOf(['-x', 'postgres']),
       broker: () => pidsOf(['-f', 'kafka.Kafka']),
-    });
+    };
+    const idleMeter = cpuMeter(deployment);
     await sleep(IDLE_SECONDS * 1000);
     const ic = idleMeter.stop();
     const idleCpu = `${Object.entries(ic.used)
@@ -348,9 +350,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
     const before = kafka ? await recordsUnder(env.TOPIC_PREFIX) : new Map<string, number>();
     const readsBefore = await ledgerReads(nodes);
     const meter = cpuMeter({
-      nodes: () => nodes.map((x) => x.child.pid!),
-      postgres: () => pidsOf(['-x', 'postgres']),
-      broker: () => pidsOf(['-f', 'kafka.Kafka']),
+      ...deployment,
       chain: () => [chainChild.pid!],
       'bench (client)': () => [process.pid],
     });
@@ -411,12 +411,7 @@ async function measure(path: string, env: Record<string, string>, n: number, kaf
       // second) and few after.
       // What the machine spends per request at that rate, by process (the open loop's own process
       // in `rest`): at half the rate a batch, a fetch and a commit carry fewer requests each.
-      const halfMeter = cpuMeter({
-        nodes: () => nodes.map((x) => x.child.pid!),
-        postgres: () => pidsOf(['-x', 'postgres']),
-        broker: () => pidsOf(['-f', 'kafka.Kafka']),
-        chain: () => [chainChild.pid!],
-      });
+      const halfMeter = cpuMeter({ ...deployment, chain: () => [chainChild.pid!] });
       perfMark(`${path} at half rate`, 'start');
       const ol = await openLoopInProcess({
         port: ports,

@@ -365,9 +365,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
  * Signature threads by default: with 4 cores or more, one per core beyond two (at most 4). On fewer
  * cores, one when the database runs inside the node (PGlite, no DATABASE_URL): the event loop then
  * carries HTTP, matching and the database's own work, and the other core is there for the thread
- * (embedded order bench, three paired `ROUNDS=3` runs: requests/s medians 1.06, 1.05, 1.02, machine
- * per request 0.97, 1.02, 1.08); with PostgreSQL (and the broker) in processes of their own, the cores are
- * theirs and a thread's hand-offs cost more machine than they free (session 55).
+ * (embedded order bench, three paired `ROUNDS=3` runs: requests/s medians 1.06, 1.05, 1.02,
+ * machine per request 0.97, 1.02, 1.08); with PostgreSQL (and the broker) in processes of their
+ * own, the cores are theirs and a thread's hand-offs cost more machine than they free (session 55).
  */
 export function defaultSigverifyThreads(cores: number, embeddedDatabase: boolean): number {
   if (cores >= 4) return Math.min(4, cores - 2);

@@ -2,11 +2,12 @@
 // cores to spare, so that a node's event loop (HTTP, matching, commits) does not spend a tenth of
 // its time in ed25519. On two cores shared with PostgreSQL and the load it does not pay (a thread's
 // hand-offs cost more machine than they free: CLOB_SIGVERIFY_THREADS defaults to 0 there), except
-// when the database runs in the node (PGlite): then one thread (src/config.ts). Orders
-// that arrive in one turn of the event loop go to a thread as one message of 128-byte items (hash,
-// signature, public key) and come back as one byte each; an order alone in its turn, with no batch
-// out, is checked on the event loop (it has time for it, and the hand-offs would only add latency). The thread's code repeats ed25519.ts's
-// check in plain CommonJS (an eval'd worker needs no loader); the tests hold it to the same answers.
+// when the database runs in the node (PGlite): then one thread (src/config.ts). Orders that arrive
+// in one turn of the event loop go to a thread as one message of 128-byte items (hash, signature,
+// public key) and come back as one byte each; an order alone in its turn, with no batch out, is
+// checked on the event loop (it has time for it, and the hand-offs would only add latency). The
+// thread's code repeats ed25519.ts's check in plain CommonJS (an eval'd worker needs no loader);
+// the tests hold it to the same answers.
 import { Worker } from 'node:worker_threads';
 import { verifyDetached } from './ed25519.ts';
 
