@@ -91,7 +91,10 @@ async function rig(
     checkpoint,
   });
   await runtime.start();
-  const asker = new Asker(bus, `${topicPrefix}${nodeId}`, 20_000);
+  // A minute: this file's tests run at once in one process, and a dozen PGlite instances migrating
+  // on its one event loop (beside another test file on a 2-core runner) held an in-process ask past
+  // 20 s in CI. An ask that is never answered still fails the test, a minute later.
+  const asker = new Asker(bus, `${topicPrefix}${nodeId}`, 60_000);
   await asker.start();
   return {
     topic,
@@ -186,7 +189,7 @@ for (const [name, makeBus] of buses) {
       log: pino({ level: 'silent' }),
     });
     await runtime.start();
-    const asker = new Asker(bus, `${prefix}probe-node`, 20_000);
+    const asker = new Asker(bus, `${prefix}probe-node`, 60_000);
     await asker.start();
     t.teardown(async () => {
       await asker.stop();
