@@ -42,6 +42,9 @@ const schema = z.object({
     .max(30 * 86_400_000)
     .default(900_000),
   RUNTIME_INBOX_PRUNE_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
+  /** Embedded PGlite (no autovacuum, no checkpointer: src/store/pglite-housekeeping.ts): MB of WAL between vacuums of its churning tables (0: none), and between checkpoints. */
+  PGLITE_VACUUM_WAL_MB: z.coerce.number().int().min(0).max(65_536).default(16),
+  PGLITE_CHECKPOINT_WAL_MB: z.coerce.number().int().min(1).max(65_536).default(64),
   NODE_ID: z.string().optional(),
   /** Direct replies between nodes (src/runtime/direct-replies.ts): '0' sends every answer through the reply topics. */
   DIRECT_REPLIES: z.enum(['0', '1']).default('1'),
@@ -155,6 +158,8 @@ export interface Config {
   checkpoint: { everyBatches: number; maxAgeMs: number };
   /** Answered commands' inbox rows are deleted this long after they were written (once their record is before every replay point), checked every `everyMs`. */
   inbox: { retentionMs: number; everyMs: number };
+  /** Embedded PGlite's housekeeping, in bytes of WAL: between vacuums of its churning tables (0: none), and between checkpoints. */
+  pglite: { vacuumWalBytes: number; checkpointWalBytes: number };
   nodeId: string;
   platformJwtSecret: string;
   webhookSecret?: string;
@@ -300,6 +305,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     maxLiveActors: e.RUNTIME_MAX_LIVE_ACTORS,
     checkpoint: { everyBatches: e.RUNTIME_CHECKPOINT_BATCHES, maxAgeMs: e.RUNTIME_CHECKPOINT_MS },
     inbox: { retentionMs: e.RUNTIME_INBOX_RETENTION_MS, everyMs: e.RUNTIME_INBOX_PRUNE_MS },
+    pglite: { vacuumWalBytes: e.PGLITE_VACUUM_WAL_MB * 2 ** 20, checkpointWalBytes: e.PGLITE_CHECKPOINT_WAL_MB * 2 ** 20 },
     nodeId: e.NODE_ID ?? `${hostname()}-${process.pid}`,
     platformJwtSecret: e.PLATFORM_JWT_SECRET ?? dev('platform'),
     webhookSecret: e.PARLAY_WEBHOOK_AUTH_SECRET || undefined,

@@ -21,6 +21,8 @@ import { assertPortFree, listenError } from './http/port.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { lockDataDir } from './store/data-dir-lock.ts';
 import { InboxPruner } from './store/inbox-pruner.ts';
+import { PgliteHousekeeping } from './store/pglite-housekeeping.ts';
+import { pgliteEngineOf } from './store/orm.ts';
 import { createMetrics } from './metrics.ts';
 import { createLogger } from './log.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -109,6 +111,12 @@ async function compose(cfg: Config, opts: NodeOptions, log: Logger, life: Lifecy
   const pruner = new InboxPruner(infra.db, { ...cfg.inbox, log });
   pruner.start();
   life.defer('inbox pruner', () => pruner.stop());
+  const engine = pgliteEngineOf(infra.orm);
+  if (engine) {
+    const housekeeping = new PgliteHousekeeping(engine, { ...cfg.pglite, log });
+    await housekeeping.start();
+    life.defer('PGlite housekeeping', () => housekeeping.stop());
+  }
   const parlay = await parlayModule(cfg, infra, { asker, chain: opts.chain, authority: opts.authority, log, metrics, life });
   const chain = () => parlay.service.chain();
   const settlement = settlementModule(cfg, infra, { devChain, chain, log, life });
