@@ -36,7 +36,7 @@ lines.sort((a, b) => a[0] - b[0]);
 const SKIP = /^\s*(begin|commit|rollback|savepoint|release|start transaction|listen|unlisten|set names)\b/i;
 /** What the migrator ran: the fresh database has it already. */
 const MIGRATION = /mikro_orm_migrations|^\s*(create|alter|drop|comment)\s|information_schema|pg_advisory_lock/i;
-const MOVES = /^select runtime_commit_group\('(?:[^']|'')*'::jsonb, \d+,/;
+const MOVES = /^select (runtime_commit_(?:group|batch))\('(?:[^']|'')*'::jsonb, \d+,/;
 
 /** A statement's kind: the function a `select f(` calls, else its first words (literals as '…'). */
 function kindOf(text: string): string {
@@ -54,7 +54,7 @@ const statements = lines
   .map(([, text, values, name]) => ({
     kind: kindOf(text),
     name: name ?? undefined,
-    text: MOVES.test(text) ? text.replace(MOVES, "select runtime_commit_group('[]'::jsonb, 0,") : text,
+    text: MOVES.test(text) ? text.replace(MOVES, "select $1('[]'::jsonb, 0,") : text,
     values: values?.map((v: any) => (v && v.type === 'Buffer' && Array.isArray(v.data) ? Buffer.from(v.data) : v)) ?? undefined,
   }));
 

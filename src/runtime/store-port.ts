@@ -115,5 +115,5 @@ export class InboxSeen extends Error {
   }
 }
 
-/** What a commit fails with when a key of its inbox was stored before (raised by `runtime_commit_group`: the same text in Migration20261130110000). */
+/** What `runtime_commit_group` (Migration20261130110000, nodes of an earlier version) fails with when a key of its inbox was stored before; `runtime_commit_batch` fails on the inbox's primary key instead. */
 export const INBOX_SEEN = 'inbox: a command of this batch was applied before';

@@ -254,7 +254,7 @@ export class SqlRuntimeStore implements RuntimeStore {
   }
 
   /**
-   * A group as one transaction: one bookkeeping call for every member (`runtime_commit_group`: the
+   * A group as one transaction: one bookkeeping call for every member (`runtime_commit_batch`: the
    * fences, then all members' journal, snapshot, inbox and forward rows), then the members'
    * effects. Members made of rows statements only have them merged (mergeOrder): one statement
    * over the rows of every member whose next statement it is, each member's own order kept. Members
@@ -363,7 +363,8 @@ export class SqlRuntimeStore implements RuntimeStore {
     try {
       await this.script(sql(true));
     } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
+      // An inbox key stored before fails the statements as written just the same.
+      if (!isUniqueViolation(e) || isInboxSeen(e)) throw e;
       await this.script(sql(false));
     }
   }
@@ -409,7 +410,7 @@ const isCallEffect = (e: Effect, plain: boolean) => ('text' in e ? !!e.call && !
 
 /**
  * A script's statements as pieces, joined once. A run of function calls is fused into one
- * statement, `select runtime_commit_group(…), open_orders_upsert(…), ledger_append(…)`: PostgreSQL
+ * statement, `select runtime_commit_batch(…), open_orders_upsert(…), ledger_append(…)`: PostgreSQL
  * parses, plans and starts every statement of a script on its own (PGlite ~40–60 µs each, an
  * order's commit three statements), while the calls of one select list still run one after the
  * other, in order, each seeing what the ones before wrote (they are volatile: every statement in
@@ -538,7 +539,7 @@ const SPLIT_MIN_CHARS = 200_000;
  * the partition on. (A marker, not a division by zero: a projection's own division by zero is a
  * poison record, not a fence.)
  */
-/** What `runtime_commit_group` raises when a partition moved on (the same text in Migration20261130110000). */
+/** What `runtime_commit_batch` raises when a partition moved on (the same text in Migration20261208100000). */
 const FENCED = 'fenced: the partition moved on';
 
 /** One partition's offset move: from `expected` to `next`, by `owner`. */
@@ -586,9 +587,10 @@ function bookOf(a: CommitArgs, move: FenceMove): Book {
 }
 
 /**
- * The first statement of a commit or of a group: one call of `runtime_commit_group` (migration
- * Migration20261130110000), whose statements are planned once per connection. It fails on FENCED
- * if a member's partition moved on (checked first), else on INBOX_SEEN if a command was applied
+ * The first statement of a commit or of a group: one call of `runtime_commit_batch` (migration
+ * Migration20261208100000; `runtime_commit_group` of Migration20261130110000 with plain inbox
+ * inserts), whose statements are planned once per connection. It fails on FENCED if a member's
+ * partition moved on (checked first), else on the inbox's primary key if a command was applied
  * before; the journal lines of snapshotted actors are deleted before the new ones are added.
  */
 function bookkeepingOf(platform: any, books: Book[]): string {
@@ -596,7 +598,7 @@ function bookkeepingOf(platform: any, books: Book[]): string {
     const parts = books.map((b) => b[k]).filter((x) => x.length);
     return parts.length ? `[${parts.join(',')}]` : null;
   };
-  return formatQuery(platform, 'select runtime_commit_group(?::jsonb, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?)', [
+  return formatQuery(platform, 'select runtime_commit_batch(?::jsonb, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?)', [
     `[${books.map((b) => b.move).join(',')}]`,
     books.length,
     list('unjournal'),
@@ -612,8 +614,10 @@ function isFenced(e: any): boolean {
   return String(e?.message).includes(FENCED);
 }
 
+/** A commit refused for an inbox key stored before: the primary key's unique_violation (`runtime_commit_batch`), or the text `runtime_commit_group` raised. */
 function isInboxSeen(e: any): boolean {
-  return String(e?.message).includes(INBOX_SEEN);
+  const message = String(e?.message);
+  return (isUniqueViolation(e) && message.includes('command_inbox_pkey')) || message.includes(INBOX_SEEN);
 }
 
 /** A dead letter's text without NUL bytes (PostgreSQL's text refuses them: the dead letter itself would fail). */

@@ -158,7 +158,7 @@ for (const on of ['PostgreSQL', 'PGlite'] as const) {
     t.is(scripts.length, 2);
     for (const sql of scripts) {
       t.false(sql.includes(';'), 'no statement boundary in the script');
-      t.regex(sql, /^select runtime_commit_group\(.*, open_orders_upsert\(.*, open_orders_update\(/s);
+      t.regex(sql, /^select runtime_commit_batch\(.*, open_orders_upsert\(.*, open_orders_update\(/s);
     }
     // The change found the row its call's neighbour had just inserted.
     t.deepEqual(await rows(), [

@@ -18,7 +18,7 @@ async function stored(databaseUrl?: string) {
     );
     const fns = (
       await execute(
-        `select proname::text as name from pg_proc where proname in ('runtime_commit', 'runtime_commit_group', 'ledger_append', 'open_orders_upsert') order by 1`,
+        `select proname::text as name from pg_proc where proname in ('runtime_commit', 'runtime_commit_group', 'runtime_commit_batch', 'ledger_append', 'open_orders_upsert') order by 1`,
       )
     ).map((r) => r.name);
     return { col, fns };
@@ -32,13 +32,13 @@ test('on PostgreSQL: snapshots compressed with lz4, the commit functions present
   t.teardown(() => db.drop());
   const { col, fns } = await stored(db.url);
   t.deepEqual(col, { storage: 'x', compression: 'l' });
-  t.deepEqual(fns, ['ledger_append', 'open_orders_upsert', 'runtime_commit', 'runtime_commit_group']);
+  t.deepEqual(fns, ['ledger_append', 'open_orders_upsert', 'runtime_commit', 'runtime_commit_batch', 'runtime_commit_group']);
 });
 
 test('on PGlite (no lz4): snapshots stored uncompressed out of line, the commit functions present', async (t) => {
   const { col, fns } = await stored();
   t.deepEqual(col, { storage: 'e', compression: '' });
-  t.deepEqual(fns, ['ledger_append', 'open_orders_upsert', 'runtime_commit', 'runtime_commit_group']);
+  t.deepEqual(fns, ['ledger_append', 'open_orders_upsert', 'runtime_commit', 'runtime_commit_batch', 'runtime_commit_group']);
 });
 
 // Event identities moved from text to 128-bit keys (Migration20261130100000): what the mirror had
