@@ -81,11 +81,14 @@ test('PGlite housekeeping: nothing written, nothing done; a checkpoint once enou
   t.like(await housekeeping.pass((now += 600_000)), { vacuumed: 'all' }, 'ten minutes on, with writes: the whole database');
 });
 
-test('PGlite housekeeping: new WAL segments are not zero-filled; with no WAL budget it does nothing', async (t) => {
+test('PGlite housekeeping: it starts with a vacuum of the whole database and new WAL segments not zero-filled; with no WAL budget it does nothing', async (t) => {
   const e = await engineOf(await storeDb(t, 'PGlite'));
+  const vacuumedTables = async () =>
+    Number((await one(e, `select count(*)::int as n from pg_stat_user_tables where last_vacuum is not null`)).n);
   const off = new PgliteHousekeeping(Promise.resolve(e), { vacuumWalBytes: 0, checkpointWalBytes: 2 ** 20, log: quiet });
   await off.start();
   t.is((await one(e, 'show wal_init_zero')).wal_init_zero, 'on');
+  t.is(await vacuumedTables(), 0);
   await off.stop();
   const on = new PgliteHousekeeping(Promise.resolve(e), {
     vacuumWalBytes: 2 ** 20,
@@ -95,5 +98,9 @@ test('PGlite housekeeping: new WAL segments are not zero-filled; with no WAL bud
   });
   await on.start();
   t.is((await one(e, 'show wal_init_zero')).wal_init_zero, 'off');
+  const all = Number((await one(e, `select count(*)::int as n from pg_stat_user_tables`)).n);
+  t.true(all > 20, `${all} tables`);
+  t.is(await vacuumedTables(), all, 'every table vacuumed once at start');
+  t.like(await on.pass(), { vacuumed: 'none' }, 'nothing written since');
   await on.stop();
 });
