@@ -16,6 +16,7 @@
 // checkpoint's redo point, a CHECKPOINT bounds the WAL kept and what a restart replays. Every
 // `fullVacuumMs` with writes, the whole database is vacuumed (tables written rarely, catalogs).
 import { readRows, runScript, type PgliteReadEngine } from './pglite-script.ts';
+import { WakeLoop } from './wake-loop.ts';
 
 /** Tables the node updates or deletes from as it runs (those missing from a database are skipped). */
 export const CHURNING_TABLES = [
@@ -69,9 +70,7 @@ interface WalPosition {
 }
 
 export class PgliteHousekeeping {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopped = false;
+  private loop: WakeLoop;
   private tables: string[] | null = null;
   /** Where the WAL stood at the last vacuum, and when (the first pass only marks them). */
   private vacuumedAt: bigint | null = null;
@@ -88,6 +87,13 @@ export class PgliteHousekeeping {
     this.everyMs = o.everyMs ?? 1_000;
     this.idleVacuumMs = o.idleVacuumMs ?? 60_000;
     this.fullVacuumMs = o.fullVacuumMs ?? 15 * 60_000;
+    this.loop = new WakeLoop(
+      async () => {
+        await this.pass();
+        return false;
+      },
+      { idleMs: this.everyMs, gapMs: 0, onError: (err) => o.log.warn({ err }, 'PGlite housekeeping failed; next pass later') },
+    );
   }
 
   /**
@@ -107,29 +113,11 @@ export class PgliteHousekeeping {
     this.vacuumedAt = (await walPosition(engine)).at;
     this.vacuumedMs = this.fullMs = Date.now();
     this.o.log.debug({ ms: Math.round(performance.now() - started) }, 'PGlite vacuumed at start');
-    this.stopped = false;
-    this.schedule();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running?.catch(() => undefined);
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.pass()
-        .catch((err) => this.o.log.warn({ err }, 'PGlite housekeeping failed; next pass later'))
-        .finally(() => {
-          this.running = null;
-          this.schedule();
-        });
-    }, this.everyMs);
-    this.timer.unref?.();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass: vacuum and checkpoint as the WAL written since the last ones calls for. */
