@@ -15,8 +15,21 @@
 // `idleVacuumMs`), the churning tables are vacuumed; past `checkpointWalBytes` since the last
 // checkpoint's redo point, a CHECKPOINT bounds the WAL kept and what a restart replays. Every
 // `fullVacuumMs` with writes, the whole database is vacuumed (tables written rarely, catalogs).
+//
+// A table under `MIN_VACUUM_PAGES` is never vacuumed. PostgreSQL's planner takes a table that was
+// never vacuumed (or analyzed) to be at least 10 pages; once vacuumed, it believes the row count
+// the vacuum saw. A vacuum of an empty table tells it "empty", and a plan made then (a PL/pgSQL
+// function's statements are planned once per session and kept until their tables' statistics
+// change) scans the whole table ever after: on a fresh embedded node, with the empty ledger
+// vacuumed at start, `ledger_append`'s probe for a market's last seq became a sequential scan,
+// its cost grew with every order (600 calls of 8 rows: 49 ms per 100 calls at the end without
+// that vacuum, 457 ms with it) and the embedded order path ran at half its speed. A table that
+// small has nothing worth reclaiming either.
 import { readRows, runScript, type PgliteReadEngine } from './pglite-script.ts';
 import { WakeLoop } from './wake-loop.ts';
+
+/** Tables smaller than this (in 8 KB pages) are never vacuumed: see the head of this file. */
+export const MIN_VACUUM_PAGES = 10;
 
 /** Tables the node updates or deletes from as it runs (those missing from a database are skipped). */
 export const CHURNING_TABLES = [
@@ -71,7 +84,6 @@ interface WalPosition {
 
 export class PgliteHousekeeping {
   private loop: WakeLoop;
-  private tables: string[] | null = null;
   /** Where the WAL stood at the last vacuum, and when (the first pass only marks them). */
   private vacuumedAt: bigint | null = null;
   private vacuumedMs = 0;
@@ -97,7 +109,8 @@ export class PgliteHousekeeping {
   }
 
   /**
-   * Starts the passes, after one vacuum of the whole database: a database that never had one (an
+   * Starts the passes, after one vacuum of the whole database (its tables of `MIN_VACUUM_PAGES`
+   * or more): a database that never had one (an
    * embedded node of an earlier version, up to its first million parlays) has every page to visit
    * once, which is best done before the node serves anything, not by a pass between its commits
    * (later vacuums visit only the pages written since). New WAL segments are not zero-filled
@@ -109,7 +122,7 @@ export class PgliteHousekeeping {
     const engine = await this.engine;
     const started = performance.now();
     await runScript(engine, 'set wal_init_zero = off');
-    await runScript(engine, 'vacuum');
+    await vacuum(engine, await sizable(engine, null));
     this.vacuumedAt = (await walPosition(engine)).at;
     this.vacuumedMs = this.fullMs = Date.now();
     this.o.log.debug({ ms: Math.round(performance.now() - started) }, 'PGlite vacuumed at start');
@@ -130,22 +143,19 @@ export class PgliteHousekeeping {
       this.vacuumedMs = this.fullMs = now;
     }
     const written = wal.at - this.vacuumedAt;
+    let due: 'none' | 'tables' | 'all' = 'none';
+    if (written > 0n && now - this.fullMs >= this.fullVacuumMs) due = 'all';
+    else if (written >= BigInt(this.o.vacuumWalBytes) || (written > 0n && now - this.vacuumedMs >= this.idleVacuumMs)) due = 'tables';
     let vacuumed: HousekeepingPass['vacuumed'] = 'none';
-    if (written > 0n && now - this.fullMs >= this.fullVacuumMs) {
-      await runScript(engine, 'vacuum');
-      vacuumed = 'all';
-    } else if (written >= BigInt(this.o.vacuumWalBytes) || (written > 0n && now - this.vacuumedMs >= this.idleVacuumMs)) {
-      const tables = (this.tables ??= await existing(engine, CHURNING_TABLES));
-      if (tables.length) await runScript(engine, `vacuum ${tables.join(', ')}`);
-      vacuumed = 'tables';
-    }
+    if (due !== 'none' && (await vacuum(engine, await sizable(engine, due === 'all' ? null : CHURNING_TABLES)))) vacuumed = due;
     const checkpointed = wal.sinceRedo >= BigInt(this.o.checkpointWalBytes);
     if (checkpointed) await runScript(engine, 'checkpoint');
-    if (vacuumed !== 'none') {
-      // What the vacuum itself wrote does not call for the next one.
+    if (due !== 'none') {
+      // What the vacuum itself wrote does not call for the next one (nor, when every table was
+      // too small to vacuum, a look at their sizes every second).
       this.vacuumedAt = (await walPosition(engine)).at;
       this.vacuumedMs = now;
-      if (vacuumed === 'all') this.fullMs = now;
+      if (due === 'all') this.fullMs = now;
     }
     const ms = performance.now() - started;
     if (vacuumed !== 'none' || checkpointed)
@@ -164,12 +174,27 @@ async function walPosition(engine: PgliteReadEngine): Promise<WalPosition> {
   return { at: BigInt(String(r.at)), sinceRedo: BigInt(String(r.since)) };
 }
 
-async function existing(engine: PgliteReadEngine, names: readonly string[]): Promise<string[]> {
+/**
+ * The tables of at least `MIN_VACUUM_PAGES` among `names` (in `public`; those missing skipped), or
+ * with `null`, of the whole database (`public` and the catalogs), as quoted qualified names.
+ */
+async function sizable(engine: PgliteReadEngine, names: readonly string[] | null): Promise<string[]> {
   const rows = await readRows(
     engine,
-    `select c.relname from pg_class c where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace`,
-    [],
+    `select format('%I.%I', n.nspname, c.relname) as name, c.relname as rel, n.nspname = 'public' as public
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where c.relkind = 'r' and n.nspname in ('public', 'pg_catalog')
+        and pg_relation_size(c.oid) >= $1::bigint * current_setting('block_size')::bigint`,
+    [MIN_VACUUM_PAGES],
   );
-  const present = new Set(rows.map((r) => String(r.relname)));
-  return names.filter((n) => present.has(n)).map((n) => `"${n}"`);
+  if (!names) return rows.map((r) => String(r.name));
+  const wanted = new Set(names);
+  return rows.filter((r) => r.public === true && wanted.has(String(r.rel))).map((r) => String(r.name));
+}
+
+/** Vacuums `tables` (none: nothing done); whether it ran. */
+async function vacuum(engine: PgliteReadEngine, tables: string[]): Promise<boolean> {
+  if (!tables.length) return false;
+  await runScript(engine, `vacuum ${tables.join(', ')}`);
+  return true;
 }
