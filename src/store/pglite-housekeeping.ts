@@ -109,13 +109,13 @@ export class PgliteHousekeeping {
   }
 
   /**
-   * Starts the passes, after one vacuum of the whole database (its tables of `MIN_VACUUM_PAGES`
-   * or more): a database that never had one (an
-   * embedded node of an earlier version, up to its first million parlays) has every page to visit
-   * once, which is best done before the node serves anything, not by a pass between its commits
-   * (later vacuums visit only the pages written since). New WAL segments are not zero-filled
-   * (`wal_init_zero`: 2,048 writes of 8 KB each through the engine's file system per 16 MB
-   * segment, on the event loop); the session setting lasts as long as the engine (one backend).
+   * Starts the passes, after one vacuum of the whole database (its tables of `MIN_VACUUM_PAGES` or
+   * more): a database that never had one (an embedded node of an earlier version, up to its first
+   * million parlays) has every page to visit once, which is best done before the node serves
+   * anything, not by a pass between its commits (later vacuums visit only the pages written
+   * since). New WAL segments are not zero-filled (`wal_init_zero`: 2,048 writes of 8 KB each
+   * through the engine's file system per 16 MB segment, on the event loop); the session setting
+   * lasts as long as the engine (one backend).
    */
   async start(): Promise<void> {
     if (this.o.vacuumWalBytes <= 0) return;
