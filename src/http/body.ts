@@ -67,7 +67,7 @@ export function jsonBody(bounds: BodyBounds) {
     } catch (e: any) {
       throw edgeError(ctx, 400, 'malformed_body', `the body is not valid JSON: ${e.message}`);
     }
-    const bad = bounds.checkStrings === false ? null : uncleanString(value);
+    const bad = bounds.checkStrings === false ? null : uncleanStringIn(text, value);
     if (bad !== null) throw edgeError(ctx, 400, 'malformed_body', `the body holds a string with ${bad}`);
     ctx.request.body = value;
     ctx.request.rawBody = text;
@@ -143,6 +143,16 @@ export function nestedDeeperThan(text: string, max: number): boolean {
     } else if (c === 125 || c === 93) depth--;
   }
   return false;
+}
+
+/**
+ * `uncleanString(value)` for `value = JSON.parse(text)`, where `text` is valid UTF-8: without a
+ * `\u` escape in the text no string of it can hold a NUL (JSON refuses raw control characters) or
+ * an unpaired surrogate (valid UTF-8 encodes none), so the walk is skipped. A webhook delivery has
+ * none: the walk cost 1.5–2.6 µs an event, more than `JSON.parse` of the body (1.2–1.7).
+ */
+export function uncleanStringIn(text: string, value: unknown): string | null {
+  return text.includes('\\u') ? uncleanString(value) : null;
 }
 
 /** What is wrong with the first unclean string (key or value) of a parsed JSON value, or null. Iterative. */
