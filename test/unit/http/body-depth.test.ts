@@ -2,6 +2,7 @@
 // scan on generated JSON (escaped quotes and backslash runs inside strings, brackets in strings).
 import test from 'ava';
 import { nestedDeeperThan } from '../../../src/http/body.ts';
+import { randomJson } from '../../helpers/random-json.ts';
 
 /** The reference: every character visited, a backslash skipping the next one inside a string. */
 function reference(text: string, max: number): boolean {
@@ -20,20 +21,12 @@ function reference(text: string, max: number): boolean {
   return false;
 }
 
-let seed = 7;
-const rnd = (n: number) => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed % n;
-};
-const pieces = ['a', '"', '\\', '[', ']', '{', '}', 'x\\"y', '\\\\', '[[', ']]'];
-const str = () => Array.from({ length: rnd(12) }, () => pieces[rnd(pieces.length)]).join('');
-function value(d: number): unknown {
-  const k = rnd(d > 12 ? 2 : 5);
-  if (k === 0) return str();
-  if (k === 1) return rnd(1000);
-  if (k === 2) return Array.from({ length: rnd(4) }, () => value(d + 1));
-  return Object.fromEntries(Array.from({ length: rnd(4) }, () => [str(), value(d + 1)]));
-}
+const value = randomJson({
+  seed: 7,
+  pieces: ['a', '"', '\\', '[', ']', '{', '}', 'x\\"y', '\\\\', '[[', ']]'],
+  pieceRuns: 12,
+  deep: 12,
+});
 
 test('nestedDeeperThan agrees with a character scan on generated JSON', (t) => {
   for (let n = 0; n < 3000; n++) {

@@ -2,23 +2,16 @@
 // on generated JSON holding NULs, unpaired surrogates, other escapes and raw non-ASCII text.
 import test from 'ava';
 import { uncleanString, uncleanStringIn } from '../../../src/http/body.ts';
+import { randomJson } from '../../helpers/random-json.ts';
 
-let seed = 11;
-const rnd = (n: number) => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed % n;
-};
 // JSON.stringify writes NUL and the other control characters and every unpaired surrogate as `\u`
 // escapes, quotes and backslashes as `\"` and `\\`, and the rest (é, 😀, CJK) as raw UTF-8.
-const pieces = ['a', '\u0000', '\ud800', '\udfff', '😀', 'é', '\u0001', '"', '\\', '\\u0000', 'u0000', '\n', '漢'];
-const str = () => Array.from({ length: rnd(6) }, () => pieces[rnd(pieces.length)]).join('');
-function value(d: number): unknown {
-  const k = rnd(d > 6 ? 2 : 5);
-  if (k === 0) return str();
-  if (k === 1) return rnd(1000);
-  if (k === 2) return Array.from({ length: rnd(4) }, () => value(d + 1));
-  return Object.fromEntries(Array.from({ length: rnd(4) }, () => [str(), value(d + 1)]));
-}
+const value = randomJson({
+  seed: 11,
+  pieces: ['a', '\u0000', '\ud800', '\udfff', '😀', 'é', '\u0001', '"', '\\', '\\u0000', 'u0000', '\n', '漢'],
+  pieceRuns: 6,
+  deep: 6,
+});
 
 test('uncleanStringIn agrees with the walk on generated JSON, and skips it only where no escape could hide a NUL or a surrogate', (t) => {
   let skipped = 0;
