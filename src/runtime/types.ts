@@ -131,7 +131,9 @@ export interface ExecuteOptions {
    * An `insert … on conflict … do nothing` whose rows are almost always new (a blind creation):
    * a batch's commit tries it as a plain insert first, which costs PostgreSQL about a fifth less
    * per row (no speculative insertion), and only when that fails on a unique violation commits
-   * again with the statement as written. Ignored where the statement has no such clause.
+   * again with the statement as written. Also a call of an upsert function that has a plain-insert
+   * counterpart (`open_orders_upsert`: src/store/runtime-store.ts PLAIN_CALLS). Ignored where the
+   * statement has neither.
    */
   usuallyNew?: boolean;
 }

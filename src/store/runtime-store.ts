@@ -493,8 +493,19 @@ export function mergeOrder<R extends { sql: string }>(lists: R[][]): R[][] {
   return steps;
 }
 
-/** An `insert … on conflict [target] do nothing` without its conflict clause; undefined for any other statement. */
+/**
+ * Calls of an upsert function and their plain-insert counterpart (Migration20261209100000): a
+ * `usuallyNew` call goes as the plain one first, like an insert without its conflict clause.
+ */
+const PLAIN_CALLS = new Map([['select open_orders_upsert(?::jsonb)', 'select open_orders_insert(?::jsonb)']]);
+
+/**
+ * An `insert … on conflict [target] do nothing` without its conflict clause, or an upsert call's
+ * plain counterpart (PLAIN_CALLS); undefined for any other statement.
+ */
 function plainInsert(sql: string): string | undefined {
+  const call = PLAIN_CALLS.get(sql);
+  if (call) return call;
   if (!/^\s*insert\b/i.test(sql)) return undefined;
   const m = /\s+on\s+conflict\b[^;]*?\bdo\s+nothing\s*$/i.exec(sql);
   return m ? sql.slice(0, m.index) : undefined;

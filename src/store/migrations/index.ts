@@ -29,6 +29,7 @@ import { Migration20261205100000 } from './Migration20261205100000.ts';
 import { Migration20261206100000 } from './Migration20261206100000.ts';
 import { Migration20261207100000 } from './Migration20261207100000.ts';
 import { Migration20261208100000 } from './Migration20261208100000.ts';
+import { Migration20261209100000 } from './Migration20261209100000.ts';
 
 export const migrationsList = [
   { name: 'Migration20261122134810', class: Migration20261122134810 },
@@ -61,4 +62,5 @@ export const migrationsList = [
   { name: 'Migration20261206100000', class: Migration20261206100000 },
   { name: 'Migration20261207100000', class: Migration20261207100000 },
   { name: 'Migration20261208100000', class: Migration20261208100000 },
+  { name: 'Migration20261209100000', class: Migration20261209100000 },
 ];

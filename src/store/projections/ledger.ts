@@ -295,7 +295,9 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
     }
     if (orders.length) {
       // A function of migration Migration20261129100000: planned once per connection, not per commit.
-      await tx.execute('select open_orders_upsert(?::jsonb)', [toJson(orders)]);
+      // Its rows are new orders but for one placed after it was delayed: tried as a plain insert
+      // first (`usuallyNew`, Migration20261209100000), as written when one exists.
+      await tx.execute('select open_orders_upsert(?::jsonb)', [toJson(orders)], { usuallyNew: true });
     }
     if (updates.length) {
       // One row per order: its last size, status and time, and every trade it joined in this batch,

@@ -175,3 +175,46 @@ for (const on of ['PostgreSQL', 'PGlite'] as const) {
     t.true(await placeAndFill(store, 3, 'fused-d', '1000000'), 'partition 3 was not moved: it commits from 10 again');
   });
 }
+
+/** Partition `partition` moves 10 → 11; its effect projects order `id` with `status`, as the ledger projection does (`usuallyNew`). */
+function projectOrder(store: SqlRuntimeStore, partition: number, id: string, status: string) {
+  return store.commit(
+    commitOf(partition, async (tx) => {
+      await tx.execute('select open_orders_upsert(?::jsonb)', [JSON.stringify([{ ...liveOrderRow(id), status }])], { usuallyNew: true });
+    }),
+  );
+}
+
+for (const on of ['PostgreSQL', 'PGlite'] as const) {
+  test(`usually-new upserts on ${on}: a new order goes as a plain insert; one that exists commits again as an upsert`, async (t) => {
+    const orm = await storeDb(t, on);
+    const { store, scripts } = await recorded(orm, 1);
+    const ran = () => scripts.splice(0);
+    const status = async (id: string) =>
+      ((await (orm.em.fork() as any).execute('select status from open_orders where id = ?', [id])) as { status: string }[]).map(
+        (r) => r.status,
+      );
+    // A new order: one try, through the plain function.
+    t.true(await projectOrder(store, 0, 'new-a', 'LIVE'));
+    let sql = ran();
+    t.is(sql.length, 1);
+    t.regex(sql[0], /open_orders_insert\(/);
+    t.notRegex(sql[0], /open_orders_upsert\(/);
+    t.deepEqual(await status('new-a'), ['LIVE']);
+    // Delayed, then placed: the second projection of the order meets its row, and the commit runs
+    // again with the upsert, which updates it. With a new order of another partition on the same
+    // turn, both are in the group that runs twice; each row once.
+    t.true(await projectOrder(store, 1, 'delayed-b', 'DELAYED'));
+    ran();
+    await store.resetOffset('g', 'topic', 1, 10n, 'a');
+    t.deepEqual(await Promise.all([projectOrder(store, 1, 'delayed-b', 'LIVE'), projectOrder(store, 2, 'new-c', 'LIVE')]), [true, true]);
+    sql = ran();
+    t.is(sql.length, 2, 'plain, then as written');
+    t.regex(sql[0], /open_orders_insert\(/);
+    t.regex(sql[1], /open_orders_upsert\(/);
+    t.notRegex(sql[1], /open_orders_insert\(/);
+    t.deepEqual(await status('delayed-b'), ['LIVE']);
+    t.deepEqual(await status('new-c'), ['LIVE']);
+    t.is(await xminOf(orm, 1), await xminOf(orm, 2), 'one transaction');
+  });
+}
