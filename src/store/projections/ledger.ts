@@ -47,7 +47,9 @@ function release(
 
 export function ledgerProjection(o: LedgerProjectionOptions) {
   return async function projectLedger(tx: StoreTx, applied: Applied<unknown, Ev, unknown>[]): Promise<void> {
-    const orders: Record<string, unknown>[] = [];
+    // By order id: an order delayed and then placed in one batch (a replay, a busy partition) is one
+    // row, as its last event left it (an upsert cannot change one row twice in one statement).
+    const orders = new Map<string, Record<string, unknown>>();
     const updates: { id: string; size_matched: string; status: string; trade: string | null; at: string }[] = [];
     const trades: Record<string, unknown>[] = [];
     const parties: Record<string, unknown>[] = [];
@@ -76,7 +78,7 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
           case 'OrderDelayed': {
             const od = e.order;
             const tradeIds = e.type === 'OrderPlaced' ? (e.tradeIds ?? []) : [];
-            orders.push({
+            orders.set(od.hash, {
               id: od.hash,
               market,
               asset_id: od.tokenId,
@@ -293,11 +295,11 @@ export function ledgerProjection(o: LedgerProjectionOptions) {
         }
       }
     }
-    if (orders.length) {
+    if (orders.size) {
       // A function of migration Migration20261129100000: planned once per connection, not per commit.
       // Its rows are new orders but for one placed after it was delayed: tried as a plain insert
       // first (`usuallyNew`, Migration20261209100000), as written when one exists.
-      await tx.execute('select open_orders_upsert(?::jsonb)', [toJson(orders)], { usuallyNew: true });
+      await tx.execute('select open_orders_upsert(?::jsonb)', [toJson([...orders.values()])], { usuallyNew: true });
     }
     if (updates.length) {
       // One row per order: its last size, status and time, and every trade it joined in this batch,
