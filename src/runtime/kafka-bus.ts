@@ -24,6 +24,8 @@ const COMMIT_EVERY_MS = 1000;
 /** One handled batch: at most this many records, and about this many bytes. */
 const MAX_BATCH_RECORDS = 5_000;
 const MAX_BATCH_BYTES = 2 * 1024 * 1024;
+/** How long an idle fetch waits at the broker unless the consumer says (ConsumeOptions.idleWaitMs). */
+const DEFAULT_IDLE_WAIT_MS = 100;
 /** How long a fetch waits for the batches it brought before fetching again (see eachBatch). */
 const FETCH_PACE_MS = 100;
 /** A partition whose fetched, unhandled records pass this is paused until half of them are handled. */
@@ -202,13 +204,17 @@ export class KafkaBus implements Bus {
 
   async consume(opts: ConsumeOptions): Promise<ConsumerHandle> {
     await this.started;
+    const sessionTimeout = this.opts.sessionTimeoutMs ?? 3000;
+    const idleWaitMs = opts.idleWaitMs ?? DEFAULT_IDLE_WAIT_MS;
     const consumer = this.kafka.consumer({
       groupId: opts.groupId,
-      sessionTimeout: this.opts.sessionTimeoutMs ?? 3000,
-      heartbeatInterval: this.opts.heartbeatIntervalMs ?? 300,
+      sessionTimeout,
+      // kafkajs heartbeats between fetches: a longer idle wait spaces them out as well (kept to at
+      // most a third of the session, so that two can be late before the member is dropped).
+      heartbeatInterval: Math.min(Math.max(this.opts.heartbeatIntervalMs ?? 300, 2 * idleWaitMs), Math.floor(sessionTimeout / 3)),
       rebalanceTimeout: 10_000,
       // A fetch returns as soon as any record arrives; the wait only bounds idle polling (and how late a seek or rebalance is seen).
-      maxWaitTimeInMs: 100,
+      maxWaitTimeInMs: idleWaitMs,
       allowAutoTopicCreation: false,
       retry: { initialRetryTime: 100, retries: 30 },
     });

@@ -45,6 +45,14 @@ export interface ConsumeOptions {
   onBatch(batch: Batch): Promise<BatchOutcome>;
   /** The partitions this member owns now (after every rebalance). */
   onAssignment?(assigned: { topic: string; partition: number }[]): void;
+  /**
+   * On a broker: how long a fetch that finds nothing waits there before the next one (a record
+   * that arrives ends the wait at once), 100 ms unless set. A consumer that seldom has records,
+   * never seeks and never pauses (a node's reply topic) waits longer: fewer idle fetches and
+   * heartbeats for the broker and the node to serve, at the price of a stop that waits for the
+   * fetch in flight.
+   */
+  idleWaitMs?: number;
 }
 
 export interface TopicSpec {
