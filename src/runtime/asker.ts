@@ -69,10 +69,10 @@ export function channel<P extends Protocol>(topic: string, o: { packed?: (cmd: P
   return o.packed ? { topic, packed: o.packed } : { topic };
 }
 
-/** The reply to `C` as it arrives: the protocol's reply for its type, through JSON. */
 /** How long an idle fetch of the reply topic waits at the broker (see `start`). */
 const REPLY_IDLE_WAIT_MS = 500;
 
+/** The reply to `C` as it arrives: the protocol's reply for its type, through JSON. */
 export type Answer<P extends Protocol, C extends { type: string }> = Json<P['replies'][C['type'] & keyof P['replies']]>;
 
 /** One command of a typed ask: its key, the command, and optionally its idempotency key and time. */
