@@ -6,8 +6,9 @@
 //
 // Freshness: a change is dropped from every node's cache when its notification arrives, right
 // after the commit. The node that took a webhook delivery waits for its own notifications before
-// answering it (`settled`), so a read after a write through the same node sees the write.
-// A miss that raced with a change to its wallet is answered but not kept.
+// answering it (`settled`), so a read after a write through the same node sees the write; when the
+// cache holds no answer and loads none (`quiet`) there is nothing the write could have left stale,
+// and it does not wait. A miss that raced with a change to its wallet is answered but not kept.
 
 export interface ReadCacheMetrics {
   hit(): void;
@@ -20,6 +21,8 @@ export class ParlayReadCache<V = string> {
   private changedAt = new Map<string, number>();
   private changes = 0;
   private generation = 0;
+  /** Misses whose load is in flight (an answer read before a commit may be kept after it). */
+  private loading = 0;
 
   constructor(
     private live: () => boolean,
@@ -39,7 +42,13 @@ export class ParlayReadCache<V = string> {
     this.metrics?.miss();
     const since = this.changes;
     const generation = this.generation;
-    const text = await load();
+    this.loading++;
+    let text: V;
+    try {
+      text = await load();
+    } finally {
+      this.loading--;
+    }
     if (generation === this.generation && (this.changedAt.get(w) ?? -1) <= since && this.live()) this.keep(w, key, text);
     return text;
   }
@@ -68,6 +77,15 @@ export class ParlayReadCache<V = string> {
     this.generation++;
     this.entries.clear();
     this.changedAt.clear();
+  }
+
+  /**
+   * No answer kept and none loading: nothing here can show what was there before a commit that
+   * just ended, so its writer need not wait for the commit's notifications before answering (a
+   * read from now on loads what was committed; the notifications, when they come, drop it).
+   */
+  get quiet(): boolean {
+    return this.entries.size === 0 && this.loading === 0;
   }
 
   get size(): number {

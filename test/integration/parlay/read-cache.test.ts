@@ -174,17 +174,16 @@ test.serial('a cluster: a change through one node reaches the cached reads of an
   }
 });
 
+/** A miss of wallet `W` whose load answers when `release` is called. */
+function heldRead(cache: ParlayReadCache) {
+  let release!: (v: string) => void;
+  const pending = cache.read('W', '', () => new Promise<string>((r) => (release = r)));
+  return { pending, release };
+}
+
 test('a miss that raced with a change to its wallet is answered but not kept', async (t) => {
   const cache = new ParlayReadCache(() => true, 10);
-  let release!: (v: string) => void;
-  const pending = cache.read(
-    'W',
-    '',
-    () =>
-      new Promise<string>((r) => {
-        release = r;
-      }),
-  );
+  const { pending, release } = heldRead(cache);
   cache.changed('w');
   release('old');
   t.is(await pending, 'old');
@@ -201,6 +200,67 @@ test('a miss that raced with a change to its wallet is answered but not kept', a
   for (const w of ['a', 'b', 'c']) await small.read(w, '', async () => w);
   t.is(small.size, 2);
   t.is(await small.read('a', '', async () => 'reloaded'), 'reloaded');
+});
+
+async function syncs(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = /webhook_phase_seconds_count\{[^}]*phase="sync"[^}]*\} (\d+)/.exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+test.serial('a webhook waits for its notifications only while the cache holds or loads an answer', async (t) => {
+  const db2 = await freshDatabase();
+  const fresh = await testNode({ DATABASE_URL: db2.url });
+  try {
+    const bob = Keypair.generate().publicKey;
+    const bobToken = token({ sub: 'u-bob', wallet: bob.toBase58() });
+    // Nothing cached, nothing loading: answered without the wait, and the write is read at once.
+    await webhook(fresh.url, [rawTx('q-1', 10, [parlayCreated(1, bob, 10)])]);
+    t.is(await syncs(fresh.url), 0);
+    t.deepEqual(
+      (await list(fresh.url, bobToken)).map((p) => [p.parlay_id, p.legs_won]),
+      [[1, 0]],
+    );
+    // Once a read is kept (the first may be dropped by the creation's notification, arriving after
+    // it), the next delivery waits, and the very next read shows it.
+    const kept = await eventually(
+      async () => {
+        const h = await hits(fresh.url);
+        await list(fresh.url, bobToken);
+        return (await hits(fresh.url)) - h;
+      },
+      (d) => d === 1,
+    );
+    t.is(kept, 1);
+    await webhook(fresh.url, [rawTx('q-2', 11, [legSettled(1, 0, 1, 0, 1, 1, 0, 0, 11)])]);
+    t.is(await syncs(fresh.url), 1);
+    t.deepEqual(
+      (await list(fresh.url, bobToken)).map((p) => [p.parlay_id, p.legs_won]),
+      [[1, 1]],
+    );
+  } finally {
+    await fresh.close();
+    await db2.drop();
+  }
+});
+
+test('quiet: no answer kept and none loading', async (t) => {
+  const cache = new ParlayReadCache(() => true, 10);
+  t.true(cache.quiet);
+  const { pending, release } = heldRead(cache);
+  t.false(cache.quiet); // loading: what it read may predate a commit that ends meanwhile
+  release('a');
+  await pending;
+  t.false(cache.quiet); // kept
+  cache.changed('w');
+  t.true(cache.quiet);
+  // A load that fails leaves it quiet again.
+  await t.throwsAsync(cache.read('W', '', () => Promise.reject(new Error('down'))));
+  t.true(cache.quiet);
+  // Not listening: nothing is kept, nothing counts.
+  const off = new ParlayReadCache(() => false, 10);
+  await off.read('W', '', async () => 'x');
+  t.true(off.quiet);
 });
 
 test.serial('a remembered bearer token still expires', async (t) => {
