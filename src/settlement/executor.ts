@@ -124,6 +124,9 @@ interface StepLook {
   built?: { raw: Buffer; signature: string; blockhash: string; lastValidBlockHeight: number; cuLimit: number };
 }
 
+/** How long an idle fetch of `ledger.trades` waits at the broker (intake is not a reply anyone waits on). */
+const INTAKE_IDLE_WAIT_MS = 500;
+
 const parseJson = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 /** What the decider reads of a signature status. */
 const viewOf = (st: SignatureStatus | null): SignatureView =>
@@ -159,6 +162,9 @@ export class SettlementExecutor {
         groupId: this.o.groupId,
         topics: [this.o.tradesTopic],
         fromBeginning: true,
+        // A trade record still ends the wait at once; only the idle fetches and heartbeats (every
+        // node's, all day) are fewer. A pause or retry of a partition is seen at the next fetch.
+        idleWaitMs: INTAKE_IDLE_WAIT_MS,
         onBatch: async (batch) => {
           const rows: { trade_id: string; market: string }[] = [];
           for (const r of batch.records) {
