@@ -221,12 +221,14 @@ test.serial('a webhook waits for its notifications only while the cache holds or
       (await list(fresh.url, bobToken)).map((p) => [p.parlay_id, p.legs_won]),
       [[1, 0]],
     );
-    // Once a read is kept (the first may be dropped by the creation's notification, arriving after
-    // it), the next delivery waits, and the very next read shows it.
+    // Once the cache keeps an answer (carol's: no write touches her, so no notification drops it;
+    // bob's own may be dropped by his writes' notifications at any time), the next delivery waits,
+    // and the very next read shows it.
+    const carol = token({ sub: 'u-carol', wallet: Keypair.generate().publicKey.toBase58() });
     const kept = await eventually(
       async () => {
         const h = await hits(fresh.url);
-        await list(fresh.url, bobToken);
+        await list(fresh.url, carol);
         return (await hits(fresh.url)) - h;
       },
       (d) => d === 1,
