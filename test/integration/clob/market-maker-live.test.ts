@@ -48,7 +48,14 @@ test("the maker requotes around the others' live midpoint after a price_change, 
     return show();
   };
   t.is(await quotes('BUY 0.48, SELL 0.52'), 'BUY 0.48, SELL 0.52', 'first quotes around the given mid');
-  t.deepEqual(mm.live!.book(Y)!.bids, [{ price: '0.48', size: '2' }], 'its own quote is on the live book');
+  // The order's answer and the channel's price_change travel apart: wait for the channel too.
+  const liveBids = async (ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    const bids = () => mm.live!.book(Y)?.bids ?? [];
+    while (bids().length === 0 && Date.now() < deadline) await sleep(50);
+    return bids();
+  };
+  t.deepEqual(await liveBids(), [{ price: '0.48', size: '2' }], 'its own quote is on the live book');
   const rest0 = { ...mm.stats.rest };
 
   // Another wallet quotes 0.45 / 0.51: the others' midpoint is 0.48, the maker moves to 0.46 / 0.50.
