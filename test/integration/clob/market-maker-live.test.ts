@@ -4,6 +4,7 @@
 // price_change alone: it reads no book over REST (its REST calls counted by route).
 import test from 'ava';
 import { clobWorld, type ClobWorld } from '../../helpers/clob-world.ts';
+import { until } from '../../helpers/settlement-world.ts';
 import { ClobClient } from '../../../src/client/index.ts';
 import { MarketMaker } from '../../../examples/market-maker/market-maker.ts';
 
@@ -49,13 +50,8 @@ test("the maker requotes around the others' live midpoint after a price_change, 
   };
   t.is(await quotes('BUY 0.48, SELL 0.52'), 'BUY 0.48, SELL 0.52', 'first quotes around the given mid');
   // The order's answer and the channel's price_change travel apart: wait for the channel too.
-  const liveBids = async (ms = 10_000) => {
-    const deadline = Date.now() + ms;
-    const bids = () => mm.live!.book(Y)?.bids ?? [];
-    while (bids().length === 0 && Date.now() < deadline) await sleep(50);
-    return bids();
-  };
-  t.deepEqual(await liveBids(), [{ price: '0.48', size: '2' }], 'its own quote is on the live book');
+  await until(() => mm.live!.book(Y)?.bids.length, 10_000, 'a bid on the live book');
+  t.deepEqual(mm.live!.book(Y)!.bids, [{ price: '0.48', size: '2' }], 'its own quote is on the live book');
   const rest0 = { ...mm.stats.rest };
 
   // Another wallet quotes 0.45 / 0.51: the others' midpoint is 0.48, the maker moves to 0.46 / 0.50.
